@@ -1,0 +1,163 @@
+"""The one interface that every benchmark adapter implements and every consumer (eval, score, train) uses.
+
+A benchmark adapter is a package under ``benchmarks/`` exposing a :class:`Benchmark` subclass, registered
+under the ``mua.benchmarks`` entry-point group. The harness only ever talks to it through this module.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Optional, Protocol, runtime_checkable
+
+from .types import Message, Score, Task, ToolCall, ToolSpec, Usage
+
+
+@dataclass
+class ToolOutcome:
+    """What one tool call returned: the text the caller sees, and whether it counts as an execution error."""
+
+    content: str
+    error: bool = False
+
+
+class Environment(ABC):
+    """A fresh world for one episode. Starting one must be cheap (no deep copy or re-parse of a database)."""
+
+    @abstractmethod
+    def agent_tools(self, turn: int = 0) -> list[ToolSpec]:
+        """Tools the agent may call during user turn ``turn`` (0-based; BFCL miss_func adds tools later)."""
+
+    def user_tools(self) -> list[ToolSpec]:
+        """Tools the simulated user may call (tau2 telecom); none by default."""
+        return []
+
+    @abstractmethod
+    def execute(self, call: ToolCall, requestor: str = "assistant") -> ToolOutcome:
+        """Run one call. Malformed arguments, unknown tools and bad types come back as an error outcome with
+        the text the official benchmark would show; this never raises for bad model input."""
+
+    def state(self) -> Any:
+        """The final state, as the scorer and tests see it."""
+        return None
+
+
+@dataclass
+class Limits:
+    """Budgets the runner enforces. ``None`` means unlimited."""
+
+    max_messages: Optional[int] = None  # messages in the trajectory (tau2's max_steps)
+    max_errors: Optional[int] = None  # tool execution errors (tau2's max_errors)
+    max_agent_steps_per_turn: Optional[int] = None  # model calls within one user turn (BFCL's step limit)
+    max_user_turns: Optional[int] = None  # user messages (ACEBench's dialogue limit)
+
+
+@dataclass
+class EpisodeSpec:
+    """Everything the runner needs to play one task, built fresh by :meth:`Benchmark.start`."""
+
+    env: Environment
+    system_prompt: str
+    opening: list[Message] = field(default_factory=list)  # e.g. tau2's "Hi! How can I help you today?"
+    limits: Limits = field(default_factory=Limits)
+    agent_stop_marker: Optional[str] = None  # text that ends the episode when the agent says it
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that completes a chat: an OpenAI-compatible endpoint, a local checkpoint, a training policy."""
+
+    async def chat(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
+                   seed: Optional[int] = None) -> tuple[Message, Usage]: ...
+
+
+class Agent(ABC):
+    usage: Usage
+
+    @abstractmethod
+    async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Message:
+        """Given the agent's view (system prompt first), return an assistant message (text and/or tool calls)."""
+
+
+class User(ABC):
+    usage: Usage
+
+    @abstractmethod
+    async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
+        """Given the whole trajectory so far, return the user's next message (it may carry tool_calls where the
+        user has tools), or None when the user has nothing more to say (e.g. a script is exhausted)."""
+
+    def is_stop(self, message: Message) -> bool:
+        """Whether this user message ends the conversation (tau2: ###STOP###, ###TRANSFER###...)."""
+        return False
+
+
+@dataclass
+class ReplayItem:
+    """One trajectory to re-score: from a ``mua score`` input line or an official results file."""
+
+    task: Optional[Task]
+    messages: list[Message]
+    subset: str
+    task_id: str
+    variant: Optional[str] = None
+    termination: Optional[str] = None
+    official: Optional[dict] = None  # the official verdict recorded in the file, when there is one
+    error: Optional[str] = None  # set when the item could not be read; it is reported, not scored
+
+
+class Benchmark(ABC):
+    """A benchmark adapter. Subclasses set ``name`` and ``subsets`` and implement the methods below."""
+
+    name: str = ""
+    subsets: tuple[str, ...] = ()
+    default_split: Optional[str] = None
+
+    @abstractmethod
+    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+        """Tasks of one subset (and split); raises DataError naming the missing or bad file."""
+
+    @abstractmethod
+    def start(self, task: Task) -> EpisodeSpec:
+        """A fresh environment and prompt for one episode of ``task``."""
+
+    @abstractmethod
+    def gold_agent(self, task: Task) -> Agent:
+        """An agent that replays the task's reference actions."""
+
+    @abstractmethod
+    def gold_user(self, task: Task) -> User:
+        """The user that goes with the gold agent (or the benchmark's scripted user)."""
+
+    def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
+        """The LLM user simulator played by ``model``. Benchmarks with a scripted user return that instead."""
+        return self.gold_user(task)
+
+    @abstractmethod
+    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        """Score a trajectory. ``env`` is the episode's final environment when scoring right after a run; when
+        it is None the adapter replays ``messages`` in a fresh environment (tool results in the messages are
+        never trusted). ``termination`` None means: derive it from the messages, as documented by the adapter.
+        Async judges (NL assertions) are awaited through :meth:`score_async`."""
+
+    async def score_async(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                          termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        """Async entry point used by the runner; adapters that need an LLM judge override this."""
+        return self.score(task, messages, env=env, termination=termination, judge=judge)
+
+    def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
+        """Items from one of the benchmark's own results files, or None if ``path`` is not such a file."""
+        return None
+
+    def find_task(self, data_dir: Path, subset: str, task_id: str) -> Task:
+        """Look a task up by id across all splits of a subset; KeyError when absent."""
+        for task in self.load_tasks(data_dir, subset, split=None):
+            if task.id == task_id:
+                return task
+        raise KeyError(f"{self.name}/{subset}: no task with id {task_id!r}")
+
+    def summarize(self, episodes: list[dict]) -> dict:
+        """Benchmark-specific metrics over finished episode records (``episodes.jsonl`` rows); the harness
+        adds pass^k and error counts itself."""
+        return {}

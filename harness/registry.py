@@ -1,0 +1,30 @@
+"""Benchmarks by name. Adapters register through the ``mua.benchmarks`` entry-point group (see
+pyproject.toml), so the harness never imports adapter internals and third-party adapters plug in alike."""
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib.metadata import entry_points
+
+from .errors import ConfigError
+from .interfaces import Benchmark
+
+GROUP = "mua.benchmarks"
+
+
+@lru_cache(maxsize=None)
+def _entry_points() -> dict:
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def benchmark_names() -> list[str]:
+    return sorted(_entry_points())
+
+
+@lru_cache(maxsize=None)
+def get_benchmark(name: str) -> Benchmark:
+    eps = _entry_points()
+    if name not in eps:
+        known = ", ".join(benchmark_names()) or "none (is mua installed with `pip install -e .`?)"
+        raise ConfigError(f"unknown benchmark {name!r}; known benchmarks: {known}")
+    cls = eps[name].load()
+    return cls()

@@ -1,0 +1,137 @@
+"""``run_episode``: the only execution path. ``mua eval``, ``mua score`` and RL training all play tasks here.
+
+One episode alternates user turns and agent turns. In a user turn the user may call its own tools (tau2
+telecom) before saying something; in an agent turn the agent calls tools until it answers in text. The loop
+ends on a user stop, an agent stop marker, or a budget in :class:`Limits`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from .interfaces import Agent, Benchmark, ChatModel, EpisodeSpec, User
+from .types import Message, Score, Task, ToolCall, Usage
+
+# Termination reasons, named as tau2 names them.
+USER_STOP = "user_stop"
+AGENT_STOP = "agent_stop"
+MAX_STEPS = "max_steps"
+TOO_MANY_ERRORS = "too_many_errors"
+MAX_TURNS = "max_turns"
+
+
+@dataclass
+class EpisodeResult:
+    messages: list[Message]
+    termination: str
+    score: Optional[Score]
+    agent_usage: Usage = field(default_factory=Usage)
+    user_usage: Usage = field(default_factory=Usage)
+    turns: int = 0
+
+
+def agent_view(messages: list[Message]) -> list[Message]:
+    """The conversation as the agent sees it: the user's own tool calls and their results are hidden."""
+    hidden: set[str] = set()
+    view = []
+    for m in messages:
+        if m.role == "user" and m.tool_calls:
+            hidden.update(c.id for c in m.tool_calls)
+            if not m.content:
+                continue
+            m = Message(role="user", content=m.content)
+        elif m.role == "tool" and m.tool_call_id in hidden:
+            continue
+        view.append(m)
+    return view
+
+
+class _Budget:
+    def __init__(self, spec: EpisodeSpec, messages: list[Message]):
+        self.limits = spec.limits
+        self.messages = messages
+        self.errors = 0
+
+    def exceeded(self) -> Optional[str]:
+        lim = self.limits
+        if lim.max_messages is not None and len(self.messages) >= lim.max_messages:
+            return MAX_STEPS
+        if lim.max_errors is not None and self.errors >= lim.max_errors:
+            return TOO_MANY_ERRORS
+        return None
+
+
+def _execute(spec: EpisodeSpec, calls: list[ToolCall], requestor: str, messages: list[Message],
+             budget: _Budget) -> None:
+    for call in calls:
+        outcome = spec.env.execute(call, requestor=requestor)
+        budget.errors += outcome.error
+        messages.append(Message(role="tool", content=outcome.content, tool_call_id=call.id, name=call.name))
+
+
+async def _user_turn(spec: EpisodeSpec, user: User, messages: list[Message], budget: _Budget) -> Optional[str]:
+    """Let the user act until it says something. Returns a termination reason, or None to continue."""
+    tools = spec.env.user_tools()
+    while True:
+        reply = await user.respond(messages, tools)
+        if reply is None:
+            return USER_STOP
+        messages.append(reply)
+        if reply.tool_calls:
+            _execute(spec, reply.tool_calls, "user", messages, budget)
+            if stop := budget.exceeded():
+                return stop
+            continue
+        return USER_STOP if user.is_stop(reply) else budget.exceeded()
+
+
+async def _agent_turn(spec: EpisodeSpec, agent: Agent, turn: int, messages: list[Message],
+                      budget: _Budget) -> Optional[str]:
+    """Let the agent act until it answers without tool calls. Returns a termination reason or None."""
+    tools = spec.env.agent_tools(turn)
+    system = [Message(role="system", content=spec.system_prompt)] if spec.system_prompt else []
+    steps = 0
+    while True:
+        steps += 1
+        limit = spec.limits.max_agent_steps_per_turn
+        if limit is not None and steps > limit:
+            return MAX_STEPS
+        reply = await agent.respond(system + agent_view(messages), tools)
+        messages.append(reply)
+        if reply.tool_calls:
+            _execute(spec, reply.tool_calls, "assistant", messages, budget)
+            if stop := budget.exceeded():
+                return stop
+            continue
+        marker = spec.agent_stop_marker
+        if marker and marker in reply.text:
+            return AGENT_STOP
+        return budget.exceeded()
+
+
+async def run_episode(benchmark: Benchmark, task: Task, agent: Agent, user: User, *,
+                      judge: Optional[ChatModel] = None, score: bool = True) -> EpisodeResult:
+    """Play ``task`` once with ``agent`` and ``user`` and score the trajectory.
+
+    Model and endpoint failures propagate as exceptions: the caller records the episode as an error, never
+    as a score of 0.
+    """
+    spec = benchmark.start(task)
+    messages: list[Message] = list(spec.opening)
+    budget = _Budget(spec, messages)
+    turn = 0
+    while True:
+        if (limit := spec.limits.max_user_turns) is not None and turn >= limit:
+            termination = MAX_TURNS
+            break
+        if termination := await _user_turn(spec, user, messages, budget):
+            break
+        if termination := await _agent_turn(spec, agent, turn, messages, budget):
+            break
+        turn += 1
+    result = EpisodeResult(messages=messages, termination=termination, score=None,
+                           agent_usage=agent.usage, user_usage=user.usage, turns=turn + 1)
+    if score:
+        result.score = await benchmark.score_async(task, messages, env=spec.env, termination=termination,
+                                                   judge=judge)
+    return result

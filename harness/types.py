@@ -1,0 +1,142 @@
+"""Typed data at the harness boundary: tasks, messages in the OpenAI chat shape, tool specs, scores.
+
+Everything here serialises to plain JSON (``to_dict``) and back (``from_dict``), so trajectories written by
+``mua eval`` are exactly what ``mua score`` reads.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass
+class ToolCall:
+    """One function call as the model produced it. ``arguments`` stays the raw JSON string: parsing it (and
+    reporting a malformed one back to the agent) is the environment's job, as in the official benchmarks."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ToolCall":
+        fn = d.get("function") or {}
+        args = fn.get("arguments", "{}")
+        if not isinstance(args, str):  # some servers send a dict; keep the canonical string form
+            args = json.dumps(args, ensure_ascii=False)
+        return cls(id=str(d.get("id") or ""), name=str(fn.get("name") or ""), arguments=args)
+
+    def parsed_arguments(self) -> dict:
+        """The arguments as a dict; raises ValueError with a readable reason when they are not a JSON object."""
+        try:
+            value = json.loads(self.arguments) if self.arguments.strip() else {}
+        except json.JSONDecodeError as e:
+            raise ValueError(f"arguments are not valid JSON: {e}") from None
+        if not isinstance(value, dict):
+            raise ValueError("arguments must be a JSON object")
+        return value
+
+
+@dataclass
+class Message:
+    """A chat message in the OpenAI chat-completions shape. A ``user`` message may carry ``tool_calls``
+    (tau2 telecom: the simulated user operates their own phone)."""
+
+    role: Role
+    content: Optional[str] = None
+    tool_calls: Optional[list[ToolCall]] = None
+    tool_call_id: Optional[str] = None
+    name: Optional[str] = None
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        if self.name is not None:
+            d["name"] = self.name
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Message":
+        role = d.get("role")
+        if role not in ("system", "user", "assistant", "tool"):
+            raise ValueError(f"message role must be system, user, assistant or tool, got {role!r}")
+        content = d.get("content")
+        if isinstance(content, list):  # OpenAI content parts: keep the text parts
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        calls = d.get("tool_calls") or None
+        return cls(
+            role=role,
+            content=content,
+            tool_calls=[ToolCall.from_dict(c) for c in calls] if calls else None,
+            tool_call_id=d.get("tool_call_id"),
+            name=d.get("name"),
+        )
+
+    @property
+    def text(self) -> str:
+        return self.content or ""
+
+
+@dataclass
+class ToolSpec:
+    """A tool the agent (or user) may call, as an OpenAI function JSON schema."""
+
+    name: str
+    description: str
+    parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}, "required": []})
+
+    def to_openai(self) -> dict:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+@dataclass
+class Task:
+    """One benchmark task. ``scenario`` is what the user side needs (tau2 user instructions, BFCL turns,
+    ACEBench instruction); ``initial_state`` and ``evaluation`` are the benchmark's own records, kept as-is."""
+
+    id: str
+    benchmark: str
+    subset: str
+    scenario: Any = None
+    initial_state: Any = None
+    evaluation: Any = None
+    split: Optional[str] = None
+    raw: Any = None  # the original record, for adapters that need more than the fields above
+
+
+@dataclass
+class Score:
+    """A verdict: ``reward`` is the benchmark's own pass measure; ``components`` are named parts (None =
+    skipped, e.g. NL assertions without a judge model); ``info`` holds human-readable detail."""
+
+    reward: float
+    components: dict[str, Optional[float]] = field(default_factory=dict)
+    info: dict = field(default_factory=dict)
+
+
+@dataclass
+class Usage:
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, other: "Usage") -> None:
+        self.requests += other.requests
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+
+    def to_dict(self) -> dict:
+        return {"requests": self.requests, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens}

@@ -1,0 +1,10 @@
+"""Maps the repository's top-level folders into the single `mua` import namespace."""
+from setuptools import find_packages, setup
+
+ROOTS = ("harness", "benchmarks", "training")
+
+setup(
+    packages=[f"mua.{p}" for p in find_packages(include=[f"{r}*" for r in ROOTS])],
+    package_dir={f"mua.{r}": r for r in ROOTS},
+    package_data={"": ["*.md", "*.json", "*.txt", "*.jinja"]},
+)
