@@ -1,0 +1,46 @@
+"""The ``mua`` command. Each subcommand lives in its own module here, which registers itself with
+``register(subparsers)`` and sets ``func`` to a ``run(args) -> int``; this file only wires them together."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from ..errors import MuaError
+
+COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "train")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mua", description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name == f"{__name__}.{name}":
+                continue  # command not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args.func(args) or 0)
+    except MuaError as e:
+        print(f"mua {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"mua {args.command}: interrupted; re-run the same command to resume", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Shared fixtures. Benchmark data is found as mua finds it: MUA_DATA_DIR, else ../shared/data beside the repo."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _data_dir() -> Path | None:
+    env = os.environ.get("MUA_DATA_DIR")
+    for candidate in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = _data_dir()
+    if path is None:
+        pytest.skip("benchmark data not found: set MUA_DATA_DIR or place it at ../shared/data")
+    return path
+
+
+@pytest.fixture(scope="session")
+def real_dir() -> Path:
+    """Real model trajectories with official verdicts (../shared/real), used for scoring-fidelity tests."""
+    path = REPO.parent / "shared" / "real"
+    if not path.is_dir():
+        pytest.skip("../shared/real not found")
+    return path
