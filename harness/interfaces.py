@@ -129,6 +129,11 @@ class Benchmark(ABC):
     def gold_user(self, task: Task) -> User:
         """The user that goes with the gold agent (or the benchmark's scripted user)."""
 
+    def needs_user_model(self, subset: str) -> bool:
+        """Whether a model-driven run of ``subset`` needs a user model (an LLM user simulator). By default:
+        whenever the adapter provides its own ``simulated_user``."""
+        return type(self).simulated_user is not Benchmark.simulated_user
+
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         """The LLM user simulator played by ``model``. Benchmarks with a scripted user return that instead."""
         return self.gold_user(task)

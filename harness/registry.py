@@ -16,15 +16,23 @@ def _entry_points() -> dict:
     return {ep.name: ep for ep in entry_points(group=GROUP)}
 
 
+_instances: dict[str, Benchmark] = {}
+
+
+def register_benchmark(benchmark: Benchmark) -> None:
+    """Register an adapter instance in-process (tests, notebooks); entry points are the normal way."""
+    _instances[benchmark.name] = benchmark
+
+
 def benchmark_names() -> list[str]:
-    return sorted(_entry_points())
+    return sorted(set(_entry_points()) | set(_instances))
 
 
-@lru_cache(maxsize=None)
 def get_benchmark(name: str) -> Benchmark:
-    eps = _entry_points()
-    if name not in eps:
-        known = ", ".join(benchmark_names()) or "none (is mua installed with `pip install -e .`?)"
-        raise ConfigError(f"unknown benchmark {name!r}; known benchmarks: {known}")
-    cls = eps[name].load()
-    return cls()
+    if name not in _instances:
+        eps = _entry_points()
+        if name not in eps:
+            known = ", ".join(benchmark_names()) or "none (is mua installed with `pip install -e .`?)"
+            raise ConfigError(f"unknown benchmark {name!r}; known benchmarks: {known}")
+        _instances[name] = eps[name].load()()
+    return _instances[name]

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# Test helpers (tests/helpers, tests/mock_openai.py) are imported as top-level modules.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def _data_dir() -> Path | None:

@@ -1,5 +1,6 @@
 """The ``mua`` command. Each subcommand lives in its own module here, which registers itself with
 ``register(subparsers)`` and sets ``func`` to a ``run(args) -> int``; this file only wires them together."""
+
 from __future__ import annotations
 
 import argparse
@@ -9,11 +10,14 @@ import sys
 
 from ..errors import MuaError
 
+DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user "
+               "(tau2-bench, BFCL v3 multi-turn, ACEBench agent).")
+
 COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "train")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mua", description=__doc__.split("\n")[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(prog="mua", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:

@@ -1,0 +1,221 @@
+"""Runs many episodes: concurrency, checkpointing to the results store, resume, progress and the summary.
+
+Every episode goes through ``run_episode``; this layer only schedules them and records what came back.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Optional
+
+from tqdm import tqdm
+
+from .build import GOLD, ModelSpec, Models, describe, episode_seed, make_agent, make_user, open_model
+from .errors import ConfigError, ModelError
+from .interfaces import Benchmark
+from .registry import get_benchmark
+from .results import EpisodeKey, JsonlAppender, RunDir, write_json
+from .runner import run_episode
+from .summary import is_success, summarize_episodes
+from .types import Task
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EvalPlan:
+    benchmark: str
+    subsets: list[str]
+    agent: ModelSpec
+    user: Optional[ModelSpec] = None
+    judge: Optional[ModelSpec] = None
+    split: Optional[str] = None
+    trials: int = 1
+    seed: int = 0
+    task_ids: Optional[list[str]] = None
+    limit: Optional[int] = None
+
+
+@dataclass
+class EvalOutcome:
+    summary: dict
+    ran: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+def mua_version() -> str:
+    try:
+        return version("mua")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def select_tasks(bench: Benchmark, plan: EvalPlan, data_dir: Path) -> dict[str, list[Task]]:
+    tasks = {}
+    for subset in plan.subsets:
+        if subset not in bench.subsets:
+            raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
+        chosen = bench.load_tasks(data_dir, subset, plan.split)
+        if plan.task_ids:
+            wanted = set(plan.task_ids)
+            chosen = [t for t in chosen if t.id in wanted]
+        if plan.limit is not None:
+            chosen = chosen[: plan.limit]
+        tasks[subset] = chosen
+    if not any(tasks.values()):
+        raise ConfigError("no tasks selected: check --subset, --split and --task-ids")
+    return tasks
+
+
+def _config(plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dict:
+    return {
+        "benchmark": plan.benchmark,
+        "subsets": plan.subsets,
+        "split": plan.split,
+        "trials": plan.trials,
+        "seed": plan.seed,
+        "agent": describe(plan.agent, models.agent),
+        "user": describe(plan.user, models.user),
+        "judge": describe(plan.judge, models.judge),
+        "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
+    }
+
+
+def _check_resumable(run: RunDir, config: dict) -> None:
+    old = run.read_config()
+    if old is None:
+        return
+    old = {k: v for k, v in old.items() if k != "mua_version"}
+    diff = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+    if diff:
+        raise ConfigError(f"{run.path} already holds a different run (differs in: {', '.join(diff)}); "
+                          "use another --out, or the same options to resume it")
+
+
+def _jsonable(value):
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+
+
+async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models: Models) -> tuple[dict, float]:
+    seed = episode_seed(plan.seed, task.subset, task.id, trial)
+    record = {"benchmark": bench.name, "subset": task.subset, "task_id": task.id, "trial": trial, "seed": seed}
+    start = time.monotonic()
+    try:
+        agent = make_agent(bench, task, plan.agent, models, seed)
+        user = make_user(bench, task, plan.agent, models, seed)
+        result = await run_episode(bench, task, agent, user, judge=models.judge)
+    except ConfigError:
+        raise
+    except ModelError as e:
+        record.update(reward=None, components={}, termination=None, turns=0, messages=[], usage={}, info={},
+                      error=f"model error: {e}")
+        return record, time.monotonic() - start
+    except Exception as e:  # a bug or bad data in one episode must not take the run down; it is recorded
+        log.exception("episode %s/%s trial %d failed", task.subset, task.id, trial)
+        record.update(reward=None, components={}, termination=None, turns=0, messages=[], usage={}, info={},
+                      error=f"{type(e).__name__}: {e}")
+        return record, time.monotonic() - start
+    score = result.score
+    record.update(
+        reward=score.reward, components=score.components, termination=result.termination, turns=result.turns,
+        messages=[m.to_dict() for m in result.messages],
+        usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict()},
+        info=_jsonable(score.info), error=None,
+    )
+    return record, time.monotonic() - start
+
+
+def summarize_run(bench: Benchmark, config: dict, episodes: dict[EpisodeKey, dict]) -> dict:
+    trials = config["trials"]
+    expected = [(s, tid, k) for s, ids in config["tasks"].items() for tid in ids for k in range(trials)]
+    rows = [episodes[k] for k in expected if k in episodes]
+    finished = len(rows)
+    subsets = {}
+    for subset in config["tasks"]:
+        sub_rows = [r for r in rows if r["subset"] == subset]
+        subsets[subset] = summarize_episodes(sub_rows, trials) | _safe_summary(bench, sub_rows)
+    agent = config.get("agent") or {}
+    return {
+        "benchmark": config["benchmark"],
+        "model": agent.get("name", "?"),
+        "complete": finished == len(expected),
+        "expected_episodes": len(expected),
+        "finished": finished,
+        "errors": sum(1 for r in rows if r.get("error")),
+        "trials": trials,
+        "subsets": subsets,
+        "overall": summarize_episodes(rows, trials) | _safe_summary(bench, rows),
+    }
+
+
+def _safe_summary(bench: Benchmark, rows: list[dict]) -> dict:
+    return bench.summarize([r for r in rows if not r.get("error")]) if rows else {}
+
+
+async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
+                   progress: bool = True, retry_errors: bool = True) -> EvalOutcome:
+    """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped."""
+    bench = get_benchmark(plan.benchmark)
+    tasks = select_tasks(bench, plan, data_dir)
+    if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
+        raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
+    run = RunDir(out)
+    run.path.mkdir(parents=True, exist_ok=True)
+    models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
+    try:
+        config = _config(plan, tasks, models)
+        _check_resumable(run, config)
+        write_json(run.config, {"mua_version": mua_version(), **config})
+        return await _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors)
+    finally:
+        await models.aclose()
+
+
+async def _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors):
+    order = [(s, t.id, k) for s, ts in tasks.items() for t in ts for k in range(plan.trials)]
+    done = run.read_episodes()
+    keep = {k for k, r in done.items() if not (retry_errors and r.get("error"))}
+    by_key = {(s, t.id): t for s, ts in tasks.items() for t in ts}
+    pending = [k for k in order if k not in keep]
+    outcome = EvalOutcome(summary={}, skipped=len(order) - len(pending))
+
+    episodes, timings = JsonlAppender(run.episodes), JsonlAppender(run.timings)
+    bar = tqdm(total=len(order), initial=outcome.skipped, disable=not progress, unit="ep", dynamic_ncols=True,
+               desc=f"{bench.name}/{'+'.join(tasks)}")
+    passes = sum(1 for k in keep if is_success(done[k].get("reward")))
+    errors = 0
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(key: EpisodeKey) -> None:
+        nonlocal passes, errors
+        async with semaphore:
+            record, seconds = await _play(bench, by_key[key[:2]], key[2], plan, models)
+        episodes.append(record)
+        timings.append({"subset": key[0], "task_id": key[1], "trial": key[2], "seconds": round(seconds, 4)})
+        outcome.ran += 1
+        if record["error"]:
+            errors += 1
+            outcome.errors.append(f"{key[0]}/{key[1]}#{key[2]}: {record['error']}")
+        passes += is_success(record["reward"])
+        bar.update(1)
+        finished = bar.n - errors
+        bar.set_postfix(pass_rate=f"{passes / finished:.3f}" if finished else "-", errors=errors)
+
+    try:
+        await asyncio.gather(*(one(k) for k in pending))
+    finally:
+        bar.close()
+        episodes.close()
+        timings.close()
+    final = run.read_episodes()
+    if all(k in final for k in order):
+        run.canonicalize(order)
+    outcome.summary = summarize_run(bench, config, final)
+    write_json(run.summary, outcome.summary)
+    return outcome

@@ -1,0 +1,88 @@
+"""`mua eval`: run a benchmark with an agent (a model, a local checkpoint, or the gold agent) into results/RUN."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from ..batch import EvalPlan, run_eval
+from ..build import GOLD, ModelSpec
+from ..data import resolve_data_dir
+from ..errors import ConfigError
+from ..registry import benchmark_names
+from .common import add_data_dir, add_model_flags, model_spec
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="run a benchmark and score it",
+                       description="Runs episodes concurrently into --out. Re-running the same command resumes: "
+                                   "finished (task, trial) pairs are skipped and errored ones are retried.")
+    p.add_argument("--benchmark", required=True, help=f"one of: {', '.join(benchmark_names())}")
+    p.add_argument("--subset", action="append", help="subset (repeatable; default: all of the benchmark's)")
+    p.add_argument("--split", help="task split (default: the benchmark's leaderboard split, e.g. tau2 'base')")
+    p.add_argument("--all-tasks", action="store_true", help="ignore splits and run every task of the subsets")
+    p.add_argument("--task-ids", help="comma-separated task ids to run")
+    p.add_argument("--limit", type=int, help="at most this many tasks per subset")
+    p.add_argument("--agent", choices=("gold", "model"), default="model",
+                   help="'gold' replays reference actions offline (no model); default: --agent-model")
+    add_model_flags(p, "agent", "agent model: endpoint model name or local checkpoint directory")
+    add_model_flags(p, "user", "user simulator model (tau2, ACEBench multi_turn)")
+    add_model_flags(p, "judge", "LLM judge for tau2 NL assertions (skipped and flagged without one)")
+    p.add_argument("--trials", type=int, default=1, help="trials per task (pass^k needs k trials)")
+    p.add_argument("--seed", type=int, default=0, help="run seed; each episode gets a stable seed from it")
+    p.add_argument("--concurrency", type=int, default=8, help="episodes in flight")
+    p.add_argument("--out", help="run directory (default: results/<benchmark>-<agent>)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--keep-errors", action="store_true", help="on resume, do not retry errored episodes")
+    add_data_dir(p)
+    p.set_defaults(func=run)
+
+
+def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> EvalPlan:
+    if args.agent == GOLD:
+        agent = ModelSpec(name=GOLD)
+    elif args.agent_model:
+        agent = model_spec(args, "agent")
+    else:
+        raise ConfigError("choose an agent: --agent-model NAME_OR_PATH, or --agent gold")
+    if args.trials < 1 or args.concurrency < 1:
+        raise ConfigError("--trials and --concurrency must be at least 1")
+    return EvalPlan(
+        benchmark=args.benchmark,
+        subsets=args.subset or list(bench_subsets),
+        agent=agent,
+        user=model_spec(args, "user", default_temperature=0.0),
+        judge=model_spec(args, "judge", default_temperature=0.0),
+        split=None if args.all_tasks else (args.split or default_split),
+        trials=args.trials,
+        seed=args.seed,
+        task_ids=[t.strip() for t in args.task_ids.split(",")] if args.task_ids else None,
+        limit=args.limit,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..registry import get_benchmark
+
+    bench = get_benchmark(args.benchmark)
+    plan = plan_from_args(args, bench.subsets, bench.default_split)
+    out = Path(args.out or Path("results") / f"{plan.benchmark}-{_slug(plan.agent.name)}")
+    outcome = asyncio.run(run_eval(plan, out, resolve_data_dir(args.data_dir), concurrency=args.concurrency,
+                                   progress=not args.no_progress, retry_errors=not args.keep_errors))
+    _print_summary(outcome.summary, out)
+    for line in outcome.errors[:10]:
+        print(f"  error: {line}")
+    return 0 if outcome.summary["complete"] and not outcome.summary["errors"] else 1
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name or name)
+
+
+def _print_summary(summary: dict, out: Path) -> None:
+    print(f"{summary['benchmark']} / {summary['model']}: {summary['finished']}/{summary['expected_episodes']} "
+          f"episodes, {summary['errors']} errors{'' if summary['complete'] else ' (INCOMPLETE)'} -> {out}")
+    for subset, s in summary["subsets"].items():
+        p1 = s.get("pass^1")
+        extra = "" if not s["incomplete_components"] else f"  skipped: {', '.join(s['incomplete_components'])}"
+        print(f"  {subset:28} tasks={s['tasks']:<4} pass^1={'-' if p1 is None else f'{p1:.3f}'}{extra}")

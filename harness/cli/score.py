@@ -1,0 +1,65 @@
+"""`mua score`: replay given trajectories in fresh environments and score them with the benchmark's scorer."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from ..build import open_model
+from ..data import resolve_data_dir
+from ..errors import ConfigError
+from ..replay import TaskIndex, read_items, score_all
+from ..results import dumps, write_atomic
+from .common import add_data_dir, add_model_flags, model_spec
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="re-score trajectories (mua JSONL or official results files)",
+                       description="Input: one JSON object per line {benchmark, subset, task_id, messages, "
+                                   "variant?}, or a benchmark's own results file (tau2 results JSON, BFCL "
+                                   "multi-turn result file). Output: one line per input, same order.")
+    p.add_argument("--trajectories", required=True, type=Path, help="input file")
+    p.add_argument("--out", required=True, help="output JSONL ('-' for stdout)")
+    add_model_flags(p, "judge", "LLM judge for tau2 NL assertions (skipped and flagged without one)")
+    p.add_argument("--concurrency", type=int, default=8, help="trajectories scored at once (judge calls)")
+    add_data_dir(p)
+    p.set_defaults(func=run)
+
+
+async def _score(args: argparse.Namespace) -> list[dict]:
+    data_dir = resolve_data_dir(args.data_dir)
+    pairs = list(read_items(args.trajectories, data_dir, TaskIndex(data_dir)))
+    judge = open_model(model_spec(args, "judge", default_temperature=0.0))
+    try:
+        return await score_all(pairs, judge, args.concurrency)
+    finally:
+        if judge is not None and hasattr(judge, "aclose"):
+            await judge.aclose()
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.trajectories.is_file():
+        raise ConfigError(f"--trajectories {args.trajectories}: no such file")
+    rows = asyncio.run(_score(args))
+    text = "".join(dumps(r) + "\n" for r in rows)
+    if args.out == "-":
+        sys.stdout.write(text)
+    else:
+        write_atomic(Path(args.out), text)
+    errors = sum(1 for r in rows if r["error"])
+    passed = sum(1 for r in rows if r["reward"] == 1.0)
+    print(f"scored {len(rows)} trajectories: {passed} pass, {errors} errors", file=sys.stderr)
+    official = [r for r in rows if "official" in r and r["error"] is None]
+    if official:
+        agree = sum(1 for r in official if (r["reward"] == 1.0) == _official_pass(r["official"]))
+        print(f"agreement with the official verdicts: {agree}/{len(official)}", file=sys.stderr)
+    return 0
+
+
+def _official_pass(official: dict) -> bool:
+    for key in ("reward", "valid", "pass"):
+        if key in official:
+            value = official[key]
+            return bool(value) if isinstance(value, bool) else float(value) >= 1 - 1e-6
+    return False

@@ -1,0 +1,119 @@
+"""Re-scoring given trajectories (``mua score``): mua's own JSONL input, or a benchmark's own results files.
+
+Each trajectory is replayed by its benchmark's scorer in a fresh environment; recorded tool results are never
+trusted. A line that cannot be read becomes an error row, never a crash.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Iterator, Optional
+
+from .errors import ConfigError, MuaError
+from .interfaces import Benchmark, ChatModel, ReplayItem
+from .registry import benchmark_names, get_benchmark
+from .types import Message, Task
+
+REQUIRED = ("benchmark", "subset", "task_id", "messages")
+
+
+class TaskIndex:
+    """Tasks by (benchmark, subset, id), each subset's task file loaded once."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = data_dir
+        self._by_subset: dict[tuple[str, str], dict[str, Task]] = {}
+
+    def get(self, bench: Benchmark, subset: str, task_id: str) -> Task:
+        key = (bench.name, subset)
+        if key not in self._by_subset:
+            if subset not in bench.subsets:
+                raise KeyError(f"{bench.name} has no subset {subset!r} (known: {', '.join(bench.subsets)})")
+            self._by_subset[key] = {t.id: t for t in bench.load_tasks(self.data_dir, subset, split=None)}
+        tasks = self._by_subset[key]
+        if task_id not in tasks:
+            raise KeyError(f"{bench.name}/{subset} has no task {task_id!r}")
+        return tasks[task_id]
+
+
+def parse_line(line: str, index: TaskIndex) -> tuple[Optional[Benchmark], ReplayItem]:
+    """One input line -> (benchmark, item); problems are reported in ``item.error``."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        return None, ReplayItem(None, [], subset="", task_id="", error=f"line is not valid JSON: {e}")
+    if not isinstance(obj, dict):
+        return None, ReplayItem(None, [], subset="", task_id="", error="line is not a JSON object")
+    item = ReplayItem(None, [], subset=str(obj.get("subset", "")), task_id=str(obj.get("task_id", "")),
+                      variant=obj.get("variant"))
+    missing = [k for k in REQUIRED if k not in obj]
+    if missing:
+        item.error = f"missing keys: {', '.join(missing)}"
+        return None, item
+    try:
+        bench = get_benchmark(str(obj["benchmark"]))
+        item.task = index.get(bench, item.subset, item.task_id)
+        if not isinstance(obj["messages"], list):
+            raise ValueError("messages must be a list")
+        item.messages = [Message.from_dict(m) for m in obj["messages"]]
+    except (MuaError, KeyError, ValueError, TypeError, AttributeError) as e:
+        item.error = str(e).strip("'\"") if isinstance(e, KeyError) else str(e)
+        return None, item
+    return bench, item
+
+
+def read_items(path: Path, data_dir: Path, index: TaskIndex) -> Iterator[tuple[Optional[Benchmark], ReplayItem]]:
+    """Items from ``path``: mua's JSONL format, else the first benchmark whose own results format it is."""
+    if _looks_like_mua_jsonl(path):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    yield parse_line(line, index)
+        return
+    for name in benchmark_names():
+        bench = get_benchmark(name)
+        items = bench.read_official(path, data_dir)
+        if items is not None:
+            for item in items:
+                yield (bench if item.error is None else None), item
+            return
+    raise ConfigError(f"{path}: neither mua trajectory lines ({{\"benchmark\", \"subset\", \"task_id\", "
+                      f"\"messages\"}} per line) nor a results file of a known benchmark")
+
+
+def _looks_like_mua_jsonl(path: Path) -> bool:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError:
+                    return line.lstrip().startswith("{") and '"benchmark"' in line
+                return isinstance(obj, dict) and "benchmark" in obj and "messages" in obj
+    return True  # an empty file: zero lines in, zero lines out
+
+
+async def score_item(bench: Optional[Benchmark], item: ReplayItem, judge: Optional[ChatModel]) -> dict:
+    row = {"task_id": item.task_id, "subset": item.subset, "variant": item.variant,
+           "reward": None, "components": {}, "error": item.error}
+    if bench is not None and item.error is None:
+        try:
+            score = await bench.score_async(item.task, item.messages, env=None, termination=item.termination,
+                                            judge=judge)
+            row.update(reward=float(score.reward), components=dict(score.components))
+        except Exception as e:  # a scorer failure on one trajectory is that row's error
+            row["error"] = f"{type(e).__name__}: {e}"
+    if item.official is not None:
+        row["official"] = item.official
+    return row
+
+
+async def score_all(pairs, judge: Optional[ChatModel], concurrency: int = 8) -> list[dict]:
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(pair):
+        async with semaphore:
+            return await score_item(*pair, judge)
+
+    return await asyncio.gather(*(one(p) for p in pairs))

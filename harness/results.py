@@ -1,0 +1,125 @@
+"""The results store of one run directory: config.json, episodes.jsonl, timings.jsonl, summary.json.
+
+episodes.jsonl is append-only while a run is in flight (one flushed and fsynced line per finished episode), so a
+crash loses at most the episodes in flight. Reading tolerates a torn last line, and the last record of a
+(subset, task, trial) wins, so re-running errored episodes never duplicates them. When a run completes the
+file is rewritten atomically in canonical order, which makes it byte-identical across reruns with the same
+seed and model answers. Wall-clock timings live in timings.jsonl for that reason.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+EpisodeKey = tuple[str, str, int]  # (subset, task_id, trial)
+
+
+def dumps(obj: Any) -> str:
+    """The one JSON form used in result files: stable, compact, non-ASCII kept."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def episode_key(record: dict) -> EpisodeKey:
+    return (record["subset"], str(record["task_id"]), int(record["trial"]))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: readers see the old or the new file."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, obj: Any) -> None:
+    write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
+
+
+class JsonlAppender:
+    """Appends one JSON object per line, flushed and fsynced before ``append`` returns."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        _drop_torn_tail(self.path)
+        self._file = open(self.path, "a", encoding="utf-8")
+
+    def append(self, obj: Any) -> None:
+        self._file.write(dumps(obj) + "\n")
+        self._file.flush()
+        os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _drop_torn_tail(path: Path) -> None:
+    """Cut a partial last line left by a crash mid-write, so the next append starts on a fresh line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as f:
+        data = f.read()
+        if data.endswith(b"\n"):
+            return
+        cut = data.rfind(b"\n") + 1
+        f.truncate(cut)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """All complete records of a JSONL file; a torn or garbled line (a crash mid-write) is skipped."""
+    records = []
+    if not Path(path).exists():
+        return records
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.endswith("\n"):
+                break  # torn tail
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return records
+
+
+def latest_by_key(records: Iterable[dict]) -> dict[EpisodeKey, dict]:
+    latest: dict[EpisodeKey, dict] = {}
+    for r in records:
+        latest[episode_key(r)] = r
+    return latest
+
+
+class RunDir:
+    """Paths and read/write helpers for one run directory."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.config = self.path / "config.json"
+        self.episodes = self.path / "episodes.jsonl"
+        self.timings = self.path / "timings.jsonl"
+        self.summary = self.path / "summary.json"
+
+    def read_config(self) -> Optional[dict]:
+        if not self.config.exists():
+            return None
+        return json.loads(self.config.read_text(encoding="utf-8"))
+
+    def read_episodes(self) -> dict[EpisodeKey, dict]:
+        return latest_by_key(read_jsonl(self.episodes))
+
+    def canonicalize(self, order: list[EpisodeKey]) -> None:
+        """Rewrite episodes.jsonl and timings.jsonl atomically: one line per key, in ``order``."""
+        for path in (self.episodes, self.timings):
+            latest = latest_by_key(read_jsonl(path))
+            lines = [dumps(latest[k]) + "\n" for k in order if k in latest]
+            known = set(order)
+            lines += [dumps(v) + "\n" for k, v in latest.items() if k not in known]
+            write_atomic(path, "".join(lines))

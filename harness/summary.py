@@ -1,0 +1,50 @@
+"""Run-level metrics from episode records: pass^k as tau2 defines it, mean reward and components, errors."""
+from __future__ import annotations
+
+from collections import defaultdict
+from math import comb
+from typing import Iterable, Optional
+
+PASS_THRESHOLD = 1 - 1e-6  # tau2 counts a trial as a success when reward >= 1 - 1e-6
+
+
+def is_success(reward: Optional[float]) -> bool:
+    return reward is not None and reward >= PASS_THRESHOLD
+
+
+def pass_hat_k(successes: int, trials: int, k: int) -> float:
+    """tau2's pass^k for one task: the chance that k trials drawn without replacement all succeed."""
+    if k > trials:
+        raise ValueError(f"pass^{k} needs at least {k} trials, got {trials}")
+    return comb(successes, k) / comb(trials, k)
+
+
+def _mean(values: list[float]) -> Optional[float]:
+    return sum(values) / len(values) if values else None
+
+
+def summarize_episodes(records: Iterable[dict], trials: int) -> dict:
+    """Metrics over a set of episode records (one subset or pooled). Errored episodes are counted, not scored."""
+    per_task: dict[str, list[float]] = defaultdict(list)
+    components: dict[str, list[float]] = defaultdict(list)
+    skipped: set[str] = set()
+    episodes = errors = 0
+    for r in records:
+        episodes += 1
+        if r.get("error"):
+            errors += 1
+            continue
+        per_task[(r["subset"], r["task_id"])].append(r["reward"])
+        for name, value in (r.get("components") or {}).items():
+            if value is None:
+                skipped.add(name)
+            else:
+                components[name].append(value)
+    out = {"tasks": len(per_task), "episodes": episodes, "errors": errors}
+    for k in range(1, trials + 1):
+        scores = [pass_hat_k(sum(map(is_success, rs)), len(rs), k) for rs in per_task.values() if len(rs) >= k]
+        out[f"pass^{k}"] = _mean(scores)
+    out["mean_reward"] = _mean([x for rs in per_task.values() for x in rs])
+    out["components"] = {name: _mean(vals) for name, vals in sorted(components.items())}
+    out["incomplete_components"] = sorted(skipped)
+    return out

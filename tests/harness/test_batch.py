@@ -1,0 +1,113 @@
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from helpers.counter_bench import CounterBenchmark
+
+from mua.harness.batch import EvalPlan, run_eval
+from mua.harness.build import ModelSpec
+from mua.harness.errors import ConfigError
+from mua.harness.registry import register_benchmark
+from mua.harness.results import read_jsonl
+
+HELPERS = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def counter():
+    bench = CounterBenchmark(n_tasks=5)
+    register_benchmark(bench)
+    return bench
+
+
+def plan(**kw):
+    base = dict(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec("gold"), trials=2, seed=7)
+    return EvalPlan(**(base | kw))
+
+
+def run(out, p=None, **kw):
+    return asyncio.run(run_eval(p or plan(), out, Path("."), progress=False, **kw))
+
+
+def test_gold_run_writes_results(tmp_path):
+    outcome = run(tmp_path / "r", concurrency=3)
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["complete"] and summary["finished"] == 20 and summary["errors"] == 0
+    assert summary["subsets"]["easy"]["pass^1"] == 1.0 and summary["subsets"]["hard"]["pass^2"] == 1.0
+    rows = read_jsonl(tmp_path / "r" / "episodes.jsonl")
+    assert [(r["subset"], r["task_id"], r["trial"]) for r in rows][:3] == [("easy", "0", 0), ("easy", "0", 1),
+                                                                           ("easy", "1", 0)]
+    assert rows[0]["messages"][0] == {"role": "assistant", "content": "Hi! How can I help?"}
+    assert len(read_jsonl(tmp_path / "r" / "timings.jsonl")) == 20
+    config = json.loads((tmp_path / "r" / "config.json").read_text())
+    assert config["tasks"]["hard"] == ["0", "1", "2", "3", "4"] and outcome.ran == 20
+
+
+def test_same_seed_gives_byte_identical_results(tmp_path):
+    run(tmp_path / "a", concurrency=1)
+    run(tmp_path / "b", concurrency=7)
+    for name in ("episodes.jsonl", "summary.json"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_resume_skips_finished_and_retries_errors(tmp_path):
+    out = tmp_path / "r"
+    run(out)
+    rows = (out / "episodes.jsonl").read_text().splitlines()
+    broken = json.loads(rows[3]) | {"error": "model error: boom", "reward": None}
+    (out / "episodes.jsonl").write_text("\n".join(rows[:3] + [json.dumps(broken)]) + "\n" + '{"torn')
+    outcome = run(out)
+    assert outcome.skipped == 3 and outcome.ran == 17
+    assert (out / "episodes.jsonl").read_text().count("\n") == 20
+
+
+def test_resume_refuses_a_different_run(tmp_path):
+    run(tmp_path / "r")
+    with pytest.raises(ConfigError, match="differs in: seed"):
+        run(tmp_path / "r", plan(seed=8))
+
+
+def test_unknown_subset_is_a_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="no subset 'medium'"):
+        run(tmp_path / "r", plan(subsets=["medium"]))
+
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {helpers!r})
+    from helpers.counter_bench import SlowCounterBenchmark
+    from mua.harness.registry import register_benchmark
+    from mua.harness.cli import main
+    register_benchmark(SlowCounterBenchmark(n_tasks=15))
+    sys.exit(main(["eval", "--benchmark", "slowcounter", "--agent", "gold", "--trials", "2",
+                   "--concurrency", "4", "--no-progress", "--data-dir", ".", "--out", sys.argv[1]]))
+""")
+
+
+def test_sigkill_midway_then_resume_equals_uninterrupted(tmp_path):
+    script = tmp_path / "run.py"
+    script.write_text(SCRIPT.format(helpers=str(HELPERS)))
+    full, killed = tmp_path / "full", tmp_path / "killed"
+    subprocess.run([sys.executable, str(script), str(full)], check=True, capture_output=True)
+    proc = subprocess.Popen([sys.executable, str(script), str(killed)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    episodes = killed / "episodes.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if episodes.exists() and episodes.read_text().count("\n") >= 12:
+            break
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = episodes.read_text().count("\n")
+    assert 12 <= partial < 60, "the run should have been killed midway"
+    subprocess.run([sys.executable, str(script), str(killed)], check=True, capture_output=True)
+    assert episodes.read_bytes() == (full / "episodes.jsonl").read_bytes()
+    assert (killed / "summary.json").read_bytes() == (full / "summary.json").read_bytes()
