@@ -1,0 +1,73 @@
+"""Copy-on-write database state: a per-episode overlay of changed records over a shared, read-only base.
+
+A database is ``{table: {key: record}}`` (records are JSON-like dicts/lists). Starting an episode creates an
+empty overlay; a tool that is about to modify a record asks for it with :meth:`Overlay.for_write`, which
+copies just that record into the overlay. Reads see the overlay's copy when there is one, else the base.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Iterator
+
+
+class Overlay:
+    __slots__ = ("base", "changed")
+
+    def __init__(self, base: dict[str, dict[str, Any]]):
+        self.base = base
+        self.changed: dict[str, dict[str, Any]] = {}
+
+    def has(self, table: str, key: Any) -> bool:
+        # Plain dict membership on purpose: an unhashable key raises TypeError exactly as upstream's lookup does.
+        own = self.changed.get(table)
+        return (own is not None and key in own) or key in self.base[table]
+
+    def get(self, table: str, key: Any) -> Any:
+        """The current record (read-only: never mutate it; use for_write). KeyError when absent."""
+        own = self.changed.get(table)
+        if own is not None and key in own:
+            return own[key]
+        return self.base[table][key]
+
+    def for_write(self, table: str, key: Any) -> Any:
+        """The record, copied into this overlay first if it still is the shared base record."""
+        own = self.changed.setdefault(table, {})
+        if key not in own:
+            own[key] = copy.deepcopy(self.base[table][key])
+        return own[key]
+
+    def insert(self, table: str, key: str, record: Any) -> None:
+        self.changed.setdefault(table, {})[key] = record
+
+    def keys(self, table: str) -> Iterator[str]:
+        """Keys in upstream dict order: base order (updated records keep their place), then new keys."""
+        yield from self.base[table]
+        own = self.changed.get(table)
+        if own:
+            yield from (k for k in own if k not in self.base[table])
+
+    def items(self, table: str) -> Iterator[tuple[str, Any]]:
+        own = self.changed.get(table) or {}
+        for key in self.keys(table):
+            yield key, own[key] if key in own else self.base[table][key]
+
+    def values(self, table: str) -> Iterator[Any]:
+        return (record for _, record in self.items(table))
+
+    def fingerprint(self) -> tuple:
+        """The records that differ from the base, as canonical JSON (type-exact, like tau2's DB hash:
+        ``10`` and ``10.0`` differ). Two overlays over one base hold equal databases iff fingerprints match."""
+        out = []
+        for table in sorted(self.changed):
+            base = self.base[table]
+            for key, record in self.changed[table].items():
+                text = _canonical(record)
+                if key in base and _canonical(base[key]) == text:
+                    continue
+                out.append((table, key, text))
+        return tuple(sorted(out))
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
