@@ -58,7 +58,7 @@ def parse_line(line: str, index: TaskIndex) -> tuple[Optional[Benchmark], Replay
             raise ValueError("messages must be a list")
         item.messages = [Message.from_dict(m) for m in obj["messages"]]
     except (MuaError, KeyError, ValueError, TypeError, AttributeError) as e:
-        item.error = str(e).strip("'\"") if isinstance(e, KeyError) else str(e)
+        item.error = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
         return None, item
     return bench, item
 

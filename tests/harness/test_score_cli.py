@@ -1,0 +1,48 @@
+import json
+
+import pytest
+from helpers.counter_bench import CounterBenchmark
+
+from mua.harness.cli import main
+from mua.harness.registry import register_benchmark
+
+
+@pytest.fixture(autouse=True)
+def counter():
+    register_benchmark(CounterBenchmark())
+
+
+def traj(task_id, n, **extra):
+    call = {"id": "c1", "type": "function", "function": {"name": "add", "arguments": json.dumps({"n": n})}}
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "name": "add", "content": "999 (never trusted)"},
+                {"role": "assistant", "content": "done"}]
+    return {"benchmark": "counter", "subset": "easy", "task_id": task_id, "messages": messages, **extra}
+
+
+def test_score_replays_each_line_in_order_and_reports_bad_lines(tmp_path, capsys):
+    lines = [json.dumps(traj("0", 1, variant="v1")), json.dumps(traj("1", 5)), "{not json",
+             json.dumps(traj("99", 1)), json.dumps({"benchmark": "nope", "subset": "x", "task_id": "1",
+                                                    "messages": []}),
+             json.dumps(traj("2", 3) | {"messages": [{"role": "robot"}]}), json.dumps({"task_id": "3"})]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    assert main(["score", "--trajectories", str(src), "--out", str(tmp_path / "out.jsonl"), "--data-dir", "."]) == 0
+    rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(rows) == len(lines)
+    assert rows[0] == {"task_id": "0", "subset": "easy", "variant": "v1", "reward": 1.0,
+                       "components": {"counter": 1.0}, "error": None}
+    assert rows[1]["reward"] == 0.0 and rows[1]["error"] is None
+    assert rows[2]["error"].startswith("line is not valid JSON") and rows[2]["reward"] is None
+    assert "no task '99'" in rows[3]["error"]
+    assert "unknown benchmark 'nope'" in rows[4]["error"]
+    assert "role must be" in rows[5]["error"]
+    assert rows[6]["error"] == "missing keys: benchmark, subset, messages"
+    assert "scored 7 trajectories: 1 pass, 5 errors" in capsys.readouterr().err
+
+
+def test_score_rejects_unknown_file_format(tmp_path, capsys):
+    src = tmp_path / "x.txt"
+    src.write_text("hello\n")
+    assert main(["score", "--trajectories", str(src), "--out", "-", "--data-dir", "."]) == 2
+    assert "neither mua trajectory lines" in capsys.readouterr().err
