@@ -1,0 +1,240 @@
+"""A ChatModel for any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM, hosted APIs).
+
+Transient failures (429, 408, 409, 5xx, timeouts, dropped connections, unreadable bodies) are retried with
+exponential backoff and jitter, honouring Retry-After; other 4xx fail at once. The API key is read from an
+environment variable and lives only in the HTTP session's headers: it is redacted from every error and log
+line, and never appears in ``repr`` or :meth:`OpenAIChatModel.describe`.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import time
+from dataclasses import asdict, dataclass
+from email.utils import parsedate_to_datetime
+from typing import Any, Optional
+
+import aiohttp
+from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_random_exponential
+from tenacity.wait import wait_base
+
+from ..errors import ModelError
+from ..types import Message, ToolCall, ToolSpec, Usage
+
+try:  # tenacity >= 8.3: also stops when the next sleep would overrun the total budget
+    from tenacity import stop_before_delay as _stop_delay
+except ImportError:  # pragma: no cover - older tenacity
+    from tenacity import stop_after_delay as _stop_delay
+
+log = logging.getLogger("mua.models")
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+ERROR_TEXT_LIMIT = 500  # characters of a server's error body kept in an exception message
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try. ``max_wait_s`` caps one backoff (and any Retry-After); ``max_total_s`` caps the
+    whole request including its retries."""
+
+    max_attempts: int = 8
+    initial_wait_s: float = 1.0
+    max_wait_s: float = 60.0
+    max_total_s: float = 600.0
+
+
+class _Transient(Exception):
+    """A failure worth another attempt; ``retry_after`` is the server's requested delay, if it gave one."""
+
+    def __init__(self, reason: str, retry_after: Optional[float] = None):
+        super().__init__(reason)
+        self.retry_after = retry_after
+
+
+class _WaitBackoff(wait_base):
+    """Exponential backoff with full jitter, except that a server's Retry-After (capped) wins."""
+
+    def __init__(self, policy: RetryPolicy):
+        self.cap = policy.max_wait_s
+        self.backoff = wait_random_exponential(multiplier=policy.initial_wait_s, max=policy.max_wait_s)
+
+    def __call__(self, retry_state) -> float:
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        if isinstance(exc, _Transient) and exc.retry_after is not None:
+            return min(exc.retry_after, self.cap)
+        return self.backoff(retry_state)
+
+
+def parse_retry_after(value: Optional[str]) -> Optional[float]:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+
+
+def _error_text(raw: bytes) -> str:
+    """The server's error message: ``error.message`` of a JSON error body, else the body text, shortened."""
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        body = json.loads(text)
+        err = body.get("error", body) if isinstance(body, dict) else body
+        if isinstance(err, dict) and err.get("message"):
+            text = str(err["message"])
+        elif isinstance(err, str):
+            text = err
+    except ValueError:
+        pass
+    text = text.strip()
+    return text if len(text) <= ERROR_TEXT_LIMIT else text[:ERROR_TEXT_LIMIT] + "..."
+
+
+def parse_reply(data: Any, call_id_prefix: str = "call") -> tuple[Message, Usage]:
+    """An assistant Message and Usage from a chat-completions response body. Tool-call arguments stay the
+    raw string the model produced. Raises _Transient when the body is not a usable completion."""
+    try:
+        raw = data["choices"][0]["message"]
+        if not isinstance(raw, dict):
+            raise TypeError("message is not an object")
+    except (KeyError, IndexError, TypeError) as e:
+        raise _Transient(f"malformed reply: no choices[0].message ({type(e).__name__}: {e})") from None
+    content = raw.get("content")
+    if isinstance(content, list):  # content parts: keep the text
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    calls = []
+    for i, c in enumerate(raw.get("tool_calls") or []):
+        if not isinstance(c, dict):
+            raise _Transient("malformed reply: a tool call is not an object")
+        call = ToolCall.from_dict(c)
+        if not call.id:  # some servers omit ids; tool results must still link to their call
+            call.id = f"{call_id_prefix}_{i}"
+        calls.append(call)
+    usage = data.get("usage") or {}
+    return (Message(role="assistant", content=content, tool_calls=calls or None),
+            Usage(requests=1, prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                  completion_tokens=int(usage.get("completion_tokens") or 0)))
+
+
+class OpenAIChatModel:
+    """Chat completions from an OpenAI-compatible server.
+
+    ``params`` (temperature, max_tokens, top_p, ...) are sent with every request; ``seed`` given to
+    :meth:`chat` overrides a ``seed`` param. One aiohttp session per model object, created lazily in the
+    running event loop (a new loop gets a new session); call :meth:`aclose` when done.
+    """
+
+    def __init__(self, model: str, base_url: Optional[str] = None, *, api_key_env: str = "OPENAI_API_KEY",
+                 timeout_s: float = 600.0, retry: Optional[RetryPolicy] = None, max_connections: int = 1024,
+                 **params: Any):
+        self.model = model
+        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.url = self.base_url + "/chat/completions"
+        self.api_key_env = api_key_env
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self.max_connections = max_connections
+        self.params = params
+        self._session: Optional[aiohttp.ClientSession] = None
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+
+    def describe(self) -> dict:
+        """JSON-safe configuration for config.json (never the key, only the variable's name)."""
+        return {"backend": "openai", "model": self.model, "base_url": self.base_url,
+                "api_key_env": self.api_key_env, "timeout_s": self.timeout_s, "retry": asdict(self.retry),
+                "params": json.loads(json.dumps(self.params, default=str))}
+
+    def _key(self) -> str:
+        return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+
+    def _redact(self, text: str) -> str:
+        key = self._key()
+        return text.replace(key, "***") if key else text
+
+    def _session_for_loop(self) -> aiohttp.ClientSession:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session.closed or self._loop is not loop:
+            headers = {"Content-Type": "application/json"}
+            if key := self._key():
+                headers["Authorization"] = f"Bearer {key}"
+            connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0,
+                                             ttl_dns_cache=300, enable_cleanup_closed=False)
+            self._session = aiohttp.ClientSession(connector=connector, headers=headers,
+                                                  timeout=aiohttp.ClientTimeout(total=self.timeout_s))
+            self._loop = loop
+        return self._session
+
+    async def aclose(self) -> None:
+        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
+            await self._session.close()
+        self._session = None
+        self._loop = None
+
+    def request_body(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
+                     seed: Optional[int] = None) -> dict:
+        body: dict[str, Any] = {"model": self.model, "messages": [m.to_dict() for m in messages]}
+        if tools:
+            body["tools"] = [t.to_openai() for t in tools]
+            body["tool_choice"] = "auto"
+        body.update(self.params)
+        if seed is not None:
+            body["seed"] = seed
+        return body
+
+    async def _attempt(self, payload: bytes, call_id_prefix: str) -> tuple[Message, Usage]:
+        session = self._session_for_loop()
+        try:
+            async with session.post(self.url, data=payload) as resp:
+                raw = await resp.read()
+                status = resp.status
+                retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+        except asyncio.TimeoutError:
+            raise _Transient(f"no complete reply within {self.timeout_s:g} s") from None
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+            raise _Transient(f"connection error: {type(e).__name__}: {e}") from None
+        if status != 200:
+            reason = f"HTTP {status}: {_error_text(raw)}"
+            if status in RETRYABLE_STATUS or status >= 500:
+                raise _Transient(reason, retry_after)
+            raise ModelError(self._redact(f"model endpoint {self.url} rejected the request ({reason})"))
+        try:
+            data = json.loads(raw)
+        except ValueError as e:
+            raise _Transient(f"malformed reply: body is not JSON ({e})") from None
+        return parse_reply(data, call_id_prefix)
+
+    def _log_retry(self, state) -> None:
+        exc = state.outcome.exception()
+        wait = state.next_action.sleep if state.next_action else 0.0
+        log.info(self._redact(f"{self.url}: attempt {state.attempt_number} failed ({exc}); retrying in "
+                              f"{wait:.2f} s"))
+
+    async def chat(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
+                   seed: Optional[int] = None) -> tuple[Message, Usage]:
+        payload = json.dumps(self.request_body(messages, tools, seed), ensure_ascii=False).encode()
+        prefix = f"call_{len(messages)}"  # ids for servers that omit them: unique within one conversation
+        policy = self.retry
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(policy.max_attempts) | _stop_delay(policy.max_total_s),
+            wait=_WaitBackoff(policy), retry=retry_if_exception_type(_Transient),
+            before_sleep=self._log_retry, reraise=False)
+        started = time.monotonic()
+        try:
+            return await retrying(self._attempt, payload, prefix)
+        except RetryError as e:
+            last = e.last_attempt.exception()
+            attempts = e.last_attempt.attempt_number
+            elapsed = time.monotonic() - started
+            raise ModelError(self._redact(f"model endpoint {self.url} failed after {attempts} attempt(s) in "
+                                          f"{elapsed:.1f} s: {last}")) from None
