@@ -1,0 +1,44 @@
+"""`mua gate`: fail (exit 1) when a candidate run regresses against a baseline run; see mua.harness.gate."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..gate import METHODS, GateSettings, compare, format_verdict
+from ..runs import read_run
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("gate", help="CI regression gate: compare a candidate run with a baseline run",
+                       description="Exit 0 when the candidate passes; 1 when it is incomplete, errors too "
+                                   "often, or is worse than the baseline by more than --margin with "
+                                   "--confidence (paired test over the tasks both runs scored).")
+    p.add_argument("--baseline", required=True, type=Path, metavar="RUN_A", help="baseline run directory")
+    p.add_argument("--candidate", required=True, type=Path, metavar="RUN_B", help="candidate run directory")
+    p.add_argument("--metric", default="reward", help="per-task value compared: reward (default), success, or "
+                   "a score component name (e.g. process for ACEBench)")
+    p.add_argument("--margin", type=float, default=0.0, help="tolerated drop as a fraction of the metric "
+                   "(0.02 = 2 points; default 0)")
+    p.add_argument("--confidence", type=float, default=0.95, help="confidence required to call a regression")
+    p.add_argument("--method", choices=sorted(METHODS), default="bootstrap", help="paired test over tasks")
+    p.add_argument("--resamples", type=int, default=10000, help="resamples of the paired test")
+    p.add_argument("--seed", type=int, default=0, help="seed of the paired test")
+    p.add_argument("--max-error-rate", type=float, default=0.02,
+                   help="fail when more than this fraction of the candidate's episodes errored (default 0.02)")
+    p.add_argument("--allow-incomplete", action="store_true",
+                   help="do not fail an incomplete candidate (compare what it finished)")
+    p.add_argument("--json", type=Path, metavar="FILE", help="also write the verdict as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    baseline, candidate = read_run(args.baseline), read_run(args.candidate)
+    settings = GateSettings(args.metric, args.margin, args.confidence, args.method, args.resamples, args.seed,
+                            args.max_error_rate, args.allow_incomplete)
+    verdict = compare(baseline, candidate, settings)
+    sys.stdout.write(format_verdict(verdict, baseline, candidate))
+    if args.json:
+        args.json.write_text(json.dumps(verdict.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return 0 if verdict.passed else 1

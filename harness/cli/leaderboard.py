@@ -1,0 +1,66 @@
+"""`mua leaderboard`: a model x benchmark table (and optional chart) from run directories."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..leaderboard import Settings, build_rows, columns, load_published
+from ..leaderboard_render import FORMATS, plot, render
+from ..runs import read_run
+
+# results/published.json beside the package folders (a source checkout or an editable install).
+DEFAULT_PUBLISHED = Path(__file__).resolve().parents[2] / "results" / "published.json"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("leaderboard", help="table of metrics with bootstrap intervals over tasks",
+                       description="Reads config.json and episodes.jsonl of each run (not summary.json), so "
+                                   "crashed runs are read correctly and flagged.")
+    p.add_argument("runs", nargs="+", type=Path, metavar="RUN",
+                   help="run directories, or folders holding run directories")
+    p.add_argument("--format", choices=FORMATS, default="plain", help="plain text, GitHub markdown, or CSV "
+                   "(one line per model and metric)")
+    p.add_argument("--out", type=Path, help="write the table here instead of stdout")
+    p.add_argument("--plot", type=Path, metavar="FILE.png", help="also draw the comparison as a chart")
+    p.add_argument("--published", nargs="*", metavar="SOURCE", help="add published reference rows (all "
+                   "sources, or the named ones, e.g. mua-rl)")
+    p.add_argument("--published-file", type=Path, default=DEFAULT_PUBLISHED, help="published numbers (JSON)")
+    p.add_argument("--detail", action="store_true", help="add per-subset columns (ACEBench per language)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.set_defaults(func=run)
+
+
+def run_dirs(paths: list[Path]) -> list[Path]:
+    out = []
+    for path in paths:
+        if (path / "config.json").is_file():
+            out.append(path)
+        elif path.is_dir() and (subs := sorted(d for d in path.iterdir() if (d / "config.json").is_file())):
+            out.extend(subs)
+        else:
+            raise ConfigError(f"{path} is not a run directory (no config.json) and holds none")
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0.5 <= args.confidence < 1.0 or args.resamples < 1:
+        raise ConfigError("--confidence must be in [0.5, 1) and --resamples at least 1")
+    settings = Settings(args.confidence, args.resamples, args.seed)
+    rows = build_rows([read_run(d) for d in run_dirs(args.runs)], settings)
+    if args.published is not None:
+        rows += load_published(args.published_file, args.published)
+    cols = columns(rows, args.detail)
+    text = render(rows, cols, args.format, args.confidence)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if args.plot:
+        plot(rows, cols, args.plot, args.confidence)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0

@@ -1,0 +1,194 @@
+"""Leaderboard: model x benchmark metrics from run directories, with 95% bootstrap intervals over tasks,
+and published reference numbers as clearly marked extra rows.
+
+Metrics follow what the MUA-RL paper (arXiv 2508.18669) reports, computed the way each benchmark's own
+summary does: tau2 pass^k per domain (k up to the fewest trials any task has, as tau2 caps it); BFCL v3
+multi-turn accuracy per category and overall (the unweighted mean of the categories, BFCL's "multi turn
+overall"); ACEBench agent end-state and process accuracy per subset and overall (the unweighted mean of the
+subsets, as ACEBench averages multi_turn and multi_step). Values are fractions in [0, 1] inside, percents
+when printed. Runs with missing episodes or errors are flagged on every cell they feed, never hidden.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .errors import ConfigError
+from .runs import Run, SubsetResult
+from .stats import Estimate, bootstrap_ci, max_k, pass_hat_k
+
+# Flag letters shown after a cell value; the legend is printed under the table.
+FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL = "*", "e", "p"
+LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)",
+          FLAG_ERRORS: "some episodes errored; they are excluded from the value",
+          FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has"}
+
+BENCHMARK_SUBSETS = {
+    "tau2": ("retail", "airline", "telecom"),
+    "bfcl_v3": ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"),
+    "acebench": ("agent_multi_turn_en", "agent_multi_step_en", "agent_multi_turn_zh", "agent_multi_step_zh"),
+}
+HEADLINE_ORDER = (
+    ["tau2/retail pass^1", "tau2/airline pass^1", "tau2/telecom pass^1"]
+    + [f"tau2/{d} pass^{k}" for d in BENCHMARK_SUBSETS["tau2"] for k in range(2, 9)]
+    + ["bfcl_v3 overall"] + [f"bfcl_v3/{s.removeprefix('multi_turn_')}" for s in BENCHMARK_SUBSETS["bfcl_v3"]]
+    + ["acebench agent end_state", "acebench agent process"]
+)
+DETAIL_ORDER = [f"acebench/{s} {c}" for s in BENCHMARK_SUBSETS["acebench"] for c in ("end_state", "process")]
+
+
+@dataclass
+class Cell:
+    value: float
+    low: Optional[float] = None
+    high: Optional[float] = None
+    n: Optional[int] = None  # tasks behind the value; None for published numbers
+    flags: str = ""
+
+
+@dataclass
+class Row:
+    label: str
+    published: bool
+    source: str  # run directory names, or the citation of a published number
+    cells: dict[str, Cell] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Settings:
+    confidence: float = 0.95
+    resamples: int = 2000
+    seed: int = 0
+
+
+def _subset_flags(s: SubsetResult) -> str:
+    return (FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors else "")
+
+
+def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = "pooled") -> Optional[Cell]:
+    if not any(groups):
+        return None
+    e: Estimate = bootstrap_ci(groups, weighting=weighting, confidence=st.confidence,
+                               resamples=st.resamples, seed=st.seed)
+    return Cell(e.value, e.low, e.high, e.n, "".join(sorted(set(flags))))
+
+
+def _tau2_cells(run: Run, st: Settings) -> dict[str, Cell]:
+    cells = {}
+    for name, s in run.subsets.items():
+        scored = [t for t in s.tasks.values() if t.scored]
+        for k in range(1, max_k([len(t.rewards) for t in scored]) + 1):
+            vals = [pass_hat_k(len(t.rewards), t.successes, k) for t in scored]
+            cell = _cell([vals], _subset_flags(s), st)
+            if cell:
+                cells[f"tau2/{name} pass^{k}"] = cell
+    return cells
+
+
+def _macro_cells(run: Run, st: Settings, metric: str, key: str, column) -> dict[str, Cell]:
+    """Per-subset cells plus an overall cell that averages the subsets with equal weight."""
+    cells, groups, flags = {}, [], ""
+    for name, s in run.subsets.items():
+        vals = s.values(metric)
+        cell = _cell([vals], _subset_flags(s), st)
+        if cell:
+            cells[column(name)] = cell
+            groups.append(vals)
+            flags += _subset_flags(s)
+    known = BENCHMARK_SUBSETS.get(run.benchmark, ())
+    if groups and len(groups) < len(known):
+        flags += FLAG_PARTIAL
+    overall = _cell(groups, flags, st, weighting="macro")
+    if overall:
+        cells[key] = overall
+    return cells
+
+
+def run_cells(run: Run, st: Settings = Settings()) -> dict[str, Cell]:
+    if run.benchmark == "tau2":
+        return _tau2_cells(run, st)
+    if run.benchmark == "bfcl_v3":
+        return _macro_cells(run, st, "success", "bfcl_v3 overall",
+                            lambda s: f"bfcl_v3/{s.removeprefix('multi_turn_')}")
+    if run.benchmark == "acebench":
+        cells = _macro_cells(run, st, "end_state", "acebench agent end_state", lambda s: f"acebench/{s} end_state")
+        cells.update(_macro_cells(run, st, "process", "acebench agent process", lambda s: f"acebench/{s} process"))
+        return cells
+    # A benchmark without a rule here: mean reward per subset, pooled overall.
+    return _macro_cells(run, st, "reward", f"{run.benchmark} mean reward", lambda s: f"{run.benchmark}/{s} reward")
+
+
+def build_rows(runs: Sequence[Run], st: Settings = Settings()) -> list[Row]:
+    """One row per model; a second run filling a cell the model already has gets a row of its own."""
+    rows: list[Row] = []
+    for run in runs:
+        cells = run_cells(run, st)
+        notes = [f"{run.name}: {p}" for p in run.problems()]
+        row = next((r for r in rows if not r.published and r.label == run.model
+                    and not set(r.cells) & set(cells)), None)
+        if row is None:
+            rows.append(Row(run.model, False, run.name, dict(cells), notes))
+        else:
+            row.source += f", {run.name}"
+            row.cells.update(cells)
+            row.notes += notes
+    return rows
+
+
+def load_published(path: Path, sources: Optional[Sequence[str]] = None) -> list[Row]:
+    """Reference rows from results/published.json (values stored in percent, as published)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"published numbers file {path} not found (use --published-file)") from None
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path} is not valid JSON ({e})") from None
+    known = data.get("sources", {})
+    wanted = list(sources) if sources else list(known)
+    unknown = [s for s in wanted if s not in known]
+    if unknown:
+        raise ConfigError(f"unknown published source(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    rows = []
+    for entry in data.get("entries", []):
+        if entry["source"] not in wanted:
+            continue
+        cite = known[entry["source"]]
+        cells = {k: Cell(float(v) / 100.0) for k, v in entry["metrics"].items() if v is not None}
+        rows.append(Row(entry["model"], True, f"published: {cite['short']}", cells,
+                        [entry["note"]] if entry.get("note") else []))
+    return rows
+
+
+def columns(rows: Sequence[Row], detail: bool = False) -> list[str]:
+    """Columns some row fills, in the paper's order; per-subset ACEBench columns only with ``detail``;
+    keys without a place in that order go last, sorted."""
+    present = {k for r in rows for k in r.cells}
+    order = HEADLINE_ORDER + (DETAIL_ORDER if detail else [])
+    known = [k for k in order if k in present]
+    rest = sorted(k for k in present if k not in HEADLINE_ORDER and k not in DETAIL_ORDER)
+    return known + rest
+
+
+def fmt_cell(cell: Optional[Cell]) -> str:
+    if cell is None:
+        return "-"
+    if cell.n is None:
+        return f"{100 * cell.value:.1f}"
+    flags = f" {cell.flags}" if cell.flags else ""
+    return f"{100 * cell.value:.1f} [{100 * cell.low:.1f}, {100 * cell.high:.1f}] n={cell.n}{flags}"
+
+
+def legend(rows: Sequence[Row], cols: Sequence[str], confidence: float) -> list[str]:
+    lines = [f"Cells: value [{confidence:.0%} bootstrap interval over tasks] n=tasks; percent. "
+             "Rows marked (published) are reference numbers copied from their source, not measured here."]
+    used = {f for r in rows for c in cols if c in r.cells for f in r.cells[c].flags}
+    lines += [f"  {f} = {LEGEND[f]}" for f in (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL) if f in used]
+    lines += [f"  ! {r.label}: {n}" for r in rows if not r.published for n in r.notes]
+    return lines
+
+
+def display_label(row: Row) -> str:
+    return f"{row.label} (published)" if row.published else row.label

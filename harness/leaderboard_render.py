@@ -1,0 +1,92 @@
+"""Rendering leaderboard rows: text tables (tabulate), tidy CSV, and a bar chart (matplotlib, optional)."""
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Sequence
+
+from .errors import ConfigError
+from .leaderboard import Row, display_label, fmt_cell, legend
+
+# "plain" is tabulate's "simple" style: plain text with a rule under the header.
+TABLE_FORMATS = {"plain": "simple", "github": "github"}
+FORMATS = ("plain", "github", "csv")
+
+
+def render_table(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence: float) -> str:
+    from tabulate import tabulate
+
+    header = ["model", "source"] + list(cols)
+    body = [[display_label(r), r.source] + [fmt_cell(r.cells.get(c)) for c in cols] for r in rows]
+    table = tabulate(body, headers=header, tablefmt=TABLE_FORMATS[fmt], disable_numparse=True)
+    notes = legend(rows, cols, confidence)
+    if fmt == "github":  # keep the notes readable as markdown under the table
+        notes = [n.strip() if n.startswith("  ") else n for n in notes]
+        return table + "\n\n" + "\n".join(f"- {n}" if i else n for i, n in enumerate(notes)) + "\n"
+    return table + "\n\n" + "\n".join(notes) + "\n"
+
+
+def render_csv(rows: Sequence[Row], cols: Sequence[str]) -> str:
+    """One line per (row, metric): easy to load into a spreadsheet or pandas. Percent, 4 decimals."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["model", "published", "source", "metric", "value", "ci_low", "ci_high", "n_tasks", "flags"])
+    pct = lambda x: "" if x is None else f"{100 * x:.4f}"  # noqa: E731
+    for r in rows:
+        for c in cols:
+            cell = r.cells.get(c)
+            if cell is None:
+                continue
+            w.writerow([r.label, "yes" if r.published else "no", r.source, c, pct(cell.value), pct(cell.low),
+                        pct(cell.high), "" if cell.n is None else cell.n, cell.flags])
+    return out.getvalue()
+
+
+def render(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence: float = 0.95) -> str:
+    if fmt == "csv":
+        return render_csv(rows, cols)
+    if fmt in TABLE_FORMATS:
+        return render_table(rows, cols, fmt, confidence)
+    raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+
+
+def plot(rows: Sequence[Row], cols: Sequence[str], path: Path, confidence: float = 0.95) -> None:
+    """Grouped bars, one group per metric column; measured bars carry their interval, published ones are
+    hatched. The PNG carries no software-version metadata, so the same rows give the same file."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ConfigError("--plot needs matplotlib: pip install 'mua[plot]' (or pip install matplotlib)") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not rows or not cols:
+        raise ConfigError("nothing to plot: no metric values in the given runs")
+    width = 0.8 / len(rows)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(cols) + 0.3 * len(rows)), 4.8))
+    for i, r in enumerate(rows):
+        xs, ys, err_lo, err_hi = [], [], [], []
+        for j, c in enumerate(cols):
+            cell = r.cells.get(c)
+            if cell is None:
+                continue
+            xs.append(j - 0.4 + width * (i + 0.5))
+            ys.append(100 * cell.value)
+            err_lo.append(0.0 if cell.low is None else 100 * (cell.value - cell.low))
+            err_hi.append(0.0 if cell.high is None else 100 * (cell.high - cell.value))
+        ax.bar(xs, ys, width, label=display_label(r), hatch="//" if r.published else None,
+               alpha=0.6 if r.published else 0.9,
+               yerr=None if r.published else [err_lo, err_hi], capsize=2)
+    ax.set_xticks(range(len(cols)))
+    ax.set_xticklabels(cols, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("percent")
+    ax.set_ylim(0, 100)
+    ax.set_title(f"error bars: {confidence:.0%} bootstrap interval over tasks; hatched: published, not measured",
+                 fontsize=9)
+    ax.legend(fontsize=7, loc="upper right")
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, metadata={"Software": None} if path.suffix.lower() == ".png" else None)
+    plt.close(fig)

@@ -1,0 +1,186 @@
+"""Reading a run directory (``config.json`` + ``episodes.jsonl``) for the leaderboard and the gate.
+
+Numbers are recomputed from the episode rows, never taken from ``summary.json``, so a crashed or partial run
+reads correctly: ``config.json`` says which (task, trial) pairs were expected, the rows say which finished.
+Episodes with an error are counted, never scored. A torn last line (a crash mid-write) is skipped and counted.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from .errors import ConfigError
+from .stats import is_success
+
+
+@dataclass
+class TaskResult:
+    """All trials of one task in one run. ``rewards`` holds the scored trials only (errors excluded)."""
+
+    task_id: str
+    expected_trials: int
+    rewards: list[float] = field(default_factory=list)
+    components: dict[str, list[float]] = field(default_factory=dict)  # non-null values per component
+    errors: int = 0
+    finished_trials: int = 0
+
+    @property
+    def scored(self) -> bool:
+        return bool(self.rewards)
+
+    @property
+    def successes(self) -> int:
+        return sum(1 for r in self.rewards if is_success(r))
+
+    def value(self, metric: str = "reward") -> Optional[float]:
+        """Per-task score used for intervals and paired tests: the mean over scored trials of the reward, of
+        success (reward == 1), or of a named component; None when nothing was scored."""
+        if metric == "reward":
+            vals = self.rewards
+        elif metric == "success":
+            vals = [1.0 if is_success(r) else 0.0 for r in self.rewards]
+        else:
+            vals = self.components.get(metric, [])
+        return math.fsum(vals) / len(vals) if vals else None
+
+
+@dataclass
+class SubsetResult:
+    name: str
+    tasks: dict[str, TaskResult]  # in config order
+    missing: list[tuple[str, int]] = field(default_factory=list)  # (task_id, trial) with no episode row
+
+    @property
+    def expected_episodes(self) -> int:
+        return sum(t.expected_trials for t in self.tasks.values())
+
+    @property
+    def finished(self) -> int:
+        return sum(t.finished_trials for t in self.tasks.values())
+
+    @property
+    def errors(self) -> int:
+        return sum(t.errors for t in self.tasks.values())
+
+    def values(self, metric: str = "reward") -> list[float]:
+        return [v for v in (t.value(metric) for t in self.tasks.values()) if v is not None]
+
+
+@dataclass
+class Run:
+    path: Path
+    benchmark: str
+    model: str
+    trials: int
+    subsets: dict[str, SubsetResult]  # in config order
+    config: dict
+    torn_lines: int = 0  # unreadable lines in episodes.jsonl
+    unexpected_rows: int = 0  # rows for tasks or trials not in config.json
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @property
+    def expected_episodes(self) -> int:
+        return sum(s.expected_episodes for s in self.subsets.values())
+
+    @property
+    def finished(self) -> int:
+        return sum(s.finished for s in self.subsets.values())
+
+    @property
+    def errors(self) -> int:
+        return sum(s.errors for s in self.subsets.values())
+
+    @property
+    def complete(self) -> bool:
+        return self.finished == self.expected_episodes
+
+    @property
+    def error_rate(self) -> float:
+        return self.errors / self.finished if self.finished else 0.0
+
+    def problems(self) -> list[str]:
+        """Short human-readable flags; empty when the run is complete and error-free."""
+        out = []
+        if not self.complete:
+            out.append(f"incomplete: {self.finished}/{self.expected_episodes} episodes")
+        if self.errors:
+            out.append(f"{self.errors} episode errors (excluded from scores)")
+        if self.torn_lines:
+            out.append(f"{self.torn_lines} unreadable lines in episodes.jsonl")
+        return out
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path} not found: is {path.parent} a run directory written by `mua eval`?") from None
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path} is not valid JSON ({e})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    return data
+
+
+def model_label(config: dict) -> str:
+    agent = config.get("agent") or {}
+    if agent.get("kind") == "gold":
+        return "gold"
+    return str(agent.get("model") or agent.get("kind") or "unknown")
+
+
+def read_run(path: Path | str) -> Run:
+    path = Path(path)
+    config = _read_json(path / "config.json")
+    try:
+        benchmark = str(config["benchmark"])
+        trials = int(config["trials"])
+        task_lists = config["tasks"]
+        subset_names = list(config.get("subsets") or task_lists)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ConfigError(f"{path / 'config.json'}: missing or bad field ({e})") from None
+    subsets = {s: SubsetResult(s, {str(t): TaskResult(str(t), trials) for t in task_lists.get(s, [])})
+               for s in subset_names}
+    # A resumed run may hold a trial twice; the later row wins (it is the one the resume kept).
+    rows: dict[tuple[str, str, int], dict] = {}
+    torn = unexpected = 0
+    episodes = path / "episodes.jsonl"
+    if episodes.is_file():
+        with open(episodes, encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    key = (str(row["subset"]), str(row["task_id"]), int(row["trial"]))
+                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+                    torn += 1
+                    continue
+                if key[0] in subsets and key[1] in subsets[key[0]].tasks and 0 <= key[2] < trials:
+                    rows[key] = row
+                else:
+                    unexpected += 1
+    for (subset, task_id, _trial), row in sorted(rows.items()):
+        _add_row(subsets[subset].tasks[task_id], row)
+    for s in subsets.values():
+        s.missing = [(t, k) for t in s.tasks for k in range(trials) if (s.name, t, k) not in rows]
+    return Run(path, benchmark, model_label(config), trials, subsets, config, torn, unexpected)
+
+
+def _add_row(task: TaskResult, row: dict) -> None:
+    task.finished_trials += 1
+    reward = row.get("reward")
+    if row.get("error") is not None or not isinstance(reward, (int, float)):
+        task.errors += 1
+        return
+    task.rewards.append(float(reward))
+    for name, value in sorted((row.get("components") or {}).items()):
+        if isinstance(value, (int, float)):
+            task.components.setdefault(name, []).append(float(value))

@@ -1,0 +1,140 @@
+"""Statistics over per-task scores: tau2's pass^k, percentile bootstrap intervals, paired tests.
+
+Plain functions on lists of floats. Every resampling draws from ``random.Random(seed)`` in a fixed order, so
+the same inputs and seed give byte-identical numbers on every machine (no numpy, no hash-seed dependence).
+Tasks are the unit of resampling: trials of one task are averaged first (they are not independent).
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass
+from typing import Sequence
+
+# tau2 counts a trial as a success when its reward is within this distance of 1.0.
+SUCCESS_TOLERANCE = 1e-6
+
+
+def is_success(reward: float) -> bool:
+    return abs(reward - 1.0) <= SUCCESS_TOLERANCE
+
+
+def pass_hat_k(num_trials: int, successes: int, k: int) -> float:
+    """tau2's pass^k for one task: the chance that k trials drawn without replacement all succeed."""
+    if not 0 <= successes <= num_trials:
+        raise ValueError(f"successes {successes} not within 0..{num_trials}")
+    if not 1 <= k <= num_trials:
+        raise ValueError(f"k={k} needs 1 <= k <= number of trials ({num_trials})")
+    return math.comb(successes, k) / math.comb(num_trials, k)
+
+
+def max_k(trial_counts: Sequence[int]) -> int:
+    """Largest k with pass^k defined for every task: tau2 caps k at the fewest trials any task has."""
+    return min(trial_counts) if trial_counts else 0
+
+
+def mean(values: Sequence[float]) -> float:
+    return math.fsum(values) / len(values)
+
+
+def quantile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear interpolation between order statistics (numpy's default rule), for a fixed, documented form."""
+    if not sorted_values:
+        raise ValueError("quantile of an empty sequence")
+    pos = q * (len(sorted_values) - 1)
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def combine(group_means: Sequence[float], sizes: Sequence[int], weighting: str) -> float:
+    """'pooled': every task counts once (mean over all tasks); 'macro': every group counts once, as BFCL's
+    multi-turn overall and ACEBench's agent score average their categories."""
+    if weighting == "pooled":
+        return math.fsum(m * n for m, n in zip(group_means, sizes)) / sum(sizes)
+    if weighting == "macro":
+        return mean(group_means)
+    raise ValueError(f"unknown weighting {weighting!r}")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    value: float
+    low: float
+    high: float
+    n: int  # tasks
+
+
+def bootstrap_ci(groups: Sequence[Sequence[float]], *, weighting: str = "pooled", confidence: float = 0.95,
+                 resamples: int = 2000, seed: int = 0) -> Estimate:
+    """Point value and percentile interval of the combined mean of per-task values. Each group (a subset)
+    is resampled separately with its own size kept, so the combination rule stays meaningful."""
+    groups = [list(g) for g in groups if len(g)]
+    if not groups:
+        raise ValueError("no tasks to estimate from")
+    sizes = [len(g) for g in groups]
+    value = combine([mean(g) for g in groups], sizes, weighting)
+    rng = random.Random(seed)
+    stats = []
+    for _ in range(resamples):
+        means = [math.fsum(rng.choices(g, k=len(g))) / len(g) for g in groups]
+        stats.append(combine(means, sizes, weighting))
+    stats.sort()
+    tail = (1.0 - confidence) / 2
+    return Estimate(value, quantile(stats, tail), quantile(stats, 1.0 - tail), sum(sizes))
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Result of testing H0 "candidate - baseline >= -margin" against "the candidate is worse by more than
+    margin". ``p_value`` small means confident regression."""
+
+    delta: float  # mean over tasks of candidate - baseline
+    low: float  # two-sided interval of delta at the chosen confidence
+    high: float
+    p_value: float
+    n: int
+    method: str
+    resamples: int
+
+
+def paired_bootstrap(diffs: Sequence[Sequence[float]], *, margin: float = 0.0, confidence: float = 0.95,
+                     resamples: int = 10000, seed: int = 0) -> PairedTest:
+    """Paired bootstrap over tasks (stratified by group). p = share of resampled mean differences that are
+    still >= -margin: the bootstrap's estimate of how plausible "no regression beyond margin" is."""
+    groups = [list(g) for g in diffs if len(g)]
+    if not groups:
+        raise ValueError("no paired tasks")
+    sizes = [len(g) for g in groups]
+    delta = combine([mean(g) for g in groups], sizes, "pooled")
+    rng = random.Random(seed)
+    stats = []
+    for _ in range(resamples):
+        means = [math.fsum(rng.choices(g, k=len(g))) / len(g) for g in groups]
+        stats.append(combine(means, sizes, "pooled"))
+    stats.sort()
+    tail = (1.0 - confidence) / 2
+    # The 1e-12 slack keeps "exactly at the margin" on the no-regression side despite float rounding.
+    p = sum(1 for s in stats if s >= -margin - 1e-12) / resamples
+    return PairedTest(delta, quantile(stats, tail), quantile(stats, 1 - tail), p, sum(sizes), "bootstrap", resamples)
+
+
+def paired_permutation(diffs: Sequence[Sequence[float]], *, margin: float = 0.0, confidence: float = 0.95,
+                       resamples: int = 10000, seed: int = 0) -> PairedTest:
+    """Sign-flip permutation test of H0 "mean difference = -margin" (differences shifted by +margin, signs
+    flipped at random). One-sided p = (1 + #permuted means <= observed) / (1 + resamples), which is a valid
+    p-value for a Monte Carlo test. The interval reported beside it is the paired bootstrap's."""
+    flat = [d for g in diffs for d in g]
+    if not flat:
+        raise ValueError("no paired tasks")
+    shifted = [d + margin for d in flat]
+    observed = mean(shifted)
+    rng = random.Random(seed)
+    hits = 0
+    for _ in range(resamples):
+        s = math.fsum(x if rng.random() < 0.5 else -x for x in shifted) / len(shifted)
+        if s <= observed + 1e-12:
+            hits += 1
+    p = (1 + hits) / (1 + resamples)
+    ci = paired_bootstrap(diffs, margin=margin, confidence=confidence, resamples=min(resamples, 2000), seed=seed)
+    return PairedTest(mean(flat), ci.low, ci.high, p, len(flat), "permutation", resamples)

@@ -1,0 +1,145 @@
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from mua.harness.cli import main
+from mua.harness.leaderboard import Settings, build_rows, columns, load_published, run_cells
+from mua.harness.leaderboard_render import plot, render
+from mua.harness.runs import read_run
+
+REPO = Path(__file__).resolve().parents[2]
+FAST = Settings(resamples=300)
+
+
+def tau2_results():
+    # retail: 3 tasks x 4 trials with 4, 2, 0 successes; airline: 2 tasks, one errored trial
+    return {"retail": {"r0": [1, 1, 1, 1], "r1": [1, 0, 1, 0], "r2": [0, 0, 0, 0]},
+            "airline": {"a0": [1, 1, 1, "error"], "a1": [0, 0, 0, 0]}}
+
+
+def test_tau2_pass_hat_k_cells(make_run):
+    cells = run_cells(read_run(make_run("t", "tau2", tau2_results(), trials=4)), FAST)
+    assert cells["tau2/retail pass^1"].value == pytest.approx(6 / 12)
+    assert cells["tau2/retail pass^2"].value == pytest.approx((1 + 1 / 6 + 0) / 3)
+    assert cells["tau2/retail pass^4"].value == pytest.approx(1 / 3)
+    assert cells["tau2/retail pass^1"].n == 3
+    # airline: the errored trial is excluded, so a0 has 3 scored trials and k stops at 3 (tau2's cap)
+    assert cells["tau2/airline pass^1"].value == pytest.approx(0.5)
+    assert "tau2/airline pass^3" in cells and "tau2/airline pass^4" not in cells
+    assert cells["tau2/airline pass^1"].flags == "e" and cells["tau2/retail pass^1"].flags == ""
+    c = cells["tau2/retail pass^1"]
+    assert c.low <= c.value <= c.high
+
+
+def test_bfcl_overall_is_unweighted_mean_of_categories(make_run):
+    res = {"multi_turn_base": {f"b{i}": [1] for i in range(4)},
+           "multi_turn_miss_func": {"f0": [0]},
+           "multi_turn_miss_param": {"p0": [1], "p1": [0]},
+           "multi_turn_long_context": {"l0": [0], "l1": [0]}}
+    cells = run_cells(read_run(make_run("b", "bfcl_v3", res)), FAST)
+    assert cells["bfcl_v3/base"].value == 1.0
+    assert cells["bfcl_v3 overall"].value == pytest.approx((1 + 0 + 0.5 + 0) / 4)  # pooled would be 5/9
+    assert cells["bfcl_v3 overall"].n == 9 and cells["bfcl_v3 overall"].flags == ""
+
+
+def test_bfcl_partial_subsets_are_flagged(make_run):
+    cells = run_cells(read_run(make_run("b", "bfcl_v3", {"multi_turn_base": {"b0": [1]}})), FAST)
+    assert cells["bfcl_v3 overall"].flags == "p"
+
+
+def test_acebench_end_state_and_process(make_run):
+    def ep(end, proc):
+        return {"reward": end, "components": {"end_state": end, "process": proc}}
+    res = {"agent_multi_turn_en": {"t0": [ep(1.0, 1.0)], "t1": [ep(0.0, 0.5)]},
+           "agent_multi_step_en": {"s0": [ep(0.0, 0.25)]}}
+    cells = run_cells(read_run(make_run("a", "acebench", res)), FAST)
+    assert cells["acebench agent end_state"].value == pytest.approx((0.5 + 0.0) / 2)
+    assert cells["acebench agent process"].value == pytest.approx((0.75 + 0.25) / 2)
+    assert cells["acebench/agent_multi_turn_en process"].value == pytest.approx(0.75)
+    assert "p" in cells["acebench agent end_state"].flags  # 2 of 4 subsets
+
+
+def test_incomplete_and_torn_runs_are_read_from_episodes(make_run):
+    path = make_run("crash", "tau2", {"retail": {"r0": [1, "missing"], "r1": [0, 1]}}, trials=2)
+    (path / "summary.json").write_text(json.dumps({"complete": True}))  # must be ignored
+    with open(path / "episodes.jsonl", "a") as f:
+        f.write('{"benchmark": "tau2", "subset": "retail", "task_')  # crash mid-write
+    run = read_run(path)
+    assert not run.complete and run.finished == 3 and run.expected_episodes == 4 and run.torn_lines == 1
+    assert run.subsets["retail"].missing == [("r0", 1)]
+    rows = build_rows([run], FAST)
+    cell = rows[0].cells["tau2/retail pass^1"]
+    assert cell.flags == "*" and cell.value == pytest.approx((1.0 + 0.5) / 2)
+    assert "tau2/retail pass^2" not in rows[0].cells  # r0 has one trial: k capped at 1
+    text = render(rows, columns(rows), "plain")
+    assert "incomplete: 3/4 episodes" in text and "* = some expected episodes are missing" in text
+
+
+def test_rows_merge_per_model(make_run):
+    a = read_run(make_run("tau", "tau2", {"retail": {"r0": [1]}}))
+    b = read_run(make_run("bfcl", "bfcl_v3", {"multi_turn_base": {"b0": [1]}}))
+    c = read_run(make_run("tau-again", "tau2", {"retail": {"r0": [0]}}))
+    g = read_run(make_run("gold", "tau2", {"retail": {"r0": [1]}}, kind="gold"))
+    rows = build_rows([a, b, c, g], FAST)
+    assert [(r.label, r.source) for r in rows] == [("model-a", "tau, bfcl"), ("model-a", "tau-again"),
+                                                   ("gold", "gold")]
+
+
+def test_published_numbers_are_sourced_and_marked():
+    data = json.loads((REPO / "results" / "published.json").read_text())
+    for src in data["sources"].values():
+        assert src["url"].startswith("https://") and src["date"] and src["short"]
+    rows = load_published(REPO / "results" / "published.json", ["mua-rl"])
+    mua = next(r for r in rows if r.label.startswith("MUA-RL-32B"))
+    got = {k: round(100 * c.value, 1) for k, c in mua.cells.items()}
+    assert got == {"tau2/retail pass^1": 67.3, "tau2/airline pass^1": 45.4, "tau2/telecom pass^1": 28.3,
+                   "bfcl_v3 overall": 28.4, "acebench agent end_state": 82.5}
+    assert all(r.published and r.source.startswith("published:") for r in rows)
+    text = render(rows, columns(rows), "plain")
+    assert "MUA-RL-32B (non-thinking) (published)" in text and "not measured here" in text
+
+
+@pytest.mark.parametrize("fmt", ["plain", "github", "csv"])
+def test_cli_prints_every_format(make_run, capsys, fmt):
+    run = make_run("t", "tau2", tau2_results(), trials=4)
+    assert main(["leaderboard", str(run), "--format", fmt, "--resamples", "200", "--published", "mua-rl"]) == 0
+    out = capsys.readouterr().out
+    if fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+        mine = [r for r in rows if r["published"] == "no"]
+        assert {r["metric"] for r in mine} >= {"tau2/retail pass^1", "tau2/retail pass^4"}
+        r = next(r for r in mine if r["metric"] == "tau2/retail pass^1")
+        assert (r["value"], r["n_tasks"]) == ("50.0000", "3")
+        assert any(r["published"] == "yes" and r["model"].startswith("MUA-RL-32B") for r in rows)
+    else:
+        assert "50.0 [" in out and "n=3" in out and "(published)" in out
+        if fmt == "github":
+            assert out.splitlines()[1].startswith("|-")
+
+
+def test_cli_reads_a_folder_of_runs_and_rejects_non_runs(make_run, tmp_path, capsys):
+    make_run("x", "tau2", {"retail": {"r0": [1]}})
+    assert main(["leaderboard", str(tmp_path), "--resamples", "50"]) == 0
+    assert main(["leaderboard", str(tmp_path / "nope")]) == 2
+    assert "not a run directory" in capsys.readouterr().err
+
+
+def test_output_is_byte_identical_across_runs(make_run):
+    run = read_run(make_run("t", "tau2", tau2_results(), trials=4))
+    once = render(build_rows([run], FAST), columns(build_rows([run], FAST)), "csv")
+    assert once == render(build_rows([run], FAST), columns(build_rows([run], FAST)), "csv")
+
+
+def test_plot_writes_png(make_run, tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib not installed: pip install 'mua[plot]'")
+    run = read_run(make_run("t", "tau2", tau2_results(), trials=4))
+    rows = build_rows([run], FAST) + load_published(REPO / "results" / "published.json", ["mua-rl"])
+    out = tmp_path / "plots" / "board.png"
+    plot(rows, columns(rows), out)
+    data = out.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    plot(rows, columns(rows), tmp_path / "again.png")
+    assert (tmp_path / "again.png").read_bytes() == data

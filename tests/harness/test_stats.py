@@ -1,0 +1,114 @@
+import math
+
+import pytest
+
+from mua.harness.stats import (bootstrap_ci, combine, is_success, max_k, paired_bootstrap, paired_permutation,
+                               pass_hat_k, quantile)
+
+
+@pytest.mark.parametrize("n,c,k,expected", [
+    (4, 2, 1, 0.5),
+    (4, 2, 2, 1 / 6),  # C(2,2)/C(4,2)
+    (4, 2, 3, 0.0),
+    (4, 4, 4, 1.0),
+    (4, 3, 2, 0.5),  # C(3,2)/C(4,2) = 3/6
+    (3, 2, 2, 1 / 3),
+    (5, 3, 3, 0.1),  # C(3,3)/C(5,3) = 1/10
+])
+def test_pass_hat_k_hand_checked(n, c, k, expected):
+    assert pass_hat_k(n, c, k) == pytest.approx(expected, abs=1e-15)
+
+
+def test_pass_hat_k_averages_over_tasks_like_tau2():
+    # three tasks, 4 trials each, with 4, 2 and 0 successes: pass^2 = (1 + 1/6 + 0) / 3
+    per_task = [pass_hat_k(4, c, 2) for c in (4, 2, 0)]
+    assert sum(per_task) / 3 == pytest.approx(7 / 18)
+    # pass^1 equals the plain success rate
+    assert sum(pass_hat_k(4, c, 1) for c in (4, 2, 0)) / 3 == pytest.approx(6 / 12)
+
+
+def test_pass_hat_k_rejects_k_above_trials():
+    with pytest.raises(ValueError):
+        pass_hat_k(2, 1, 3)
+    with pytest.raises(ValueError):
+        pass_hat_k(2, 3, 1)
+
+
+def test_max_k_is_fewest_trials():
+    assert max_k([4, 3, 4]) == 3
+    assert max_k([]) == 0
+
+
+def test_success_tolerance_matches_tau2():
+    assert is_success(1.0) and is_success(1 - 5e-7)
+    assert not is_success(0.999) and not is_success(0.0)
+
+
+def test_quantile_linear_interpolation():
+    assert quantile([0.0, 1.0, 2.0, 3.0], 0.5) == 1.5
+    assert quantile([0.0, 1.0, 2.0, 3.0], 0.0) == 0.0
+    assert quantile([0.0, 1.0, 2.0, 3.0], 1.0) == 3.0
+    assert quantile([5.0], 0.3) == 5.0
+
+
+def test_combine_pooled_vs_macro():
+    assert combine([1.0, 0.0], [4, 1], "pooled") == pytest.approx(0.8)
+    assert combine([1.0, 0.0], [4, 1], "macro") == pytest.approx(0.5)
+
+
+def test_bootstrap_constant_values_have_zero_width():
+    e = bootstrap_ci([[1.0] * 10])
+    assert (e.value, e.low, e.high, e.n) == (1.0, 1.0, 1.0, 10)
+
+
+def test_bootstrap_interval_is_deterministic_and_sensible():
+    vals = [1.0] * 25 + [0.0] * 25
+    a, b = bootstrap_ci([vals], seed=3), bootstrap_ci([vals], seed=3)
+    assert a == b
+    assert a.low < 0.5 < a.high
+    # normal approximation: half-width ~ 1.96 * sqrt(.25/50) = 0.139
+    assert 0.10 < (a.high - a.low) / 2 < 0.18
+    spread = [i / 49 for i in range(50)]
+    assert bootstrap_ci([spread], seed=4) != bootstrap_ci([spread], seed=5)
+
+
+def test_bootstrap_macro_keeps_group_weights():
+    e = bootstrap_ci([[1.0, 1.0, 1.0, 1.0], [0.0]], weighting="macro")
+    assert e.value == 0.5 and e.low == 0.5 and e.high == 0.5  # each group is constant: no spread
+    assert bootstrap_ci([[1.0, 1.0, 1.0, 1.0], [0.0]]).value == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize("test", [paired_bootstrap, paired_permutation])
+def test_paired_tests_equal_runs_give_no_evidence(test):
+    t = test([[0.0] * 30], resamples=500)
+    assert t.delta == 0.0 and t.p_value == 1.0
+
+
+@pytest.mark.parametrize("test", [paired_bootstrap, paired_permutation])
+def test_paired_tests_detect_a_clear_drop(test):
+    diffs = [-1.0] * 15 + [0.0] * 25
+    t = test([diffs], resamples=2000)
+    assert t.delta == pytest.approx(-15 / 40)
+    assert t.p_value < 0.01
+    assert t.high < 0
+
+
+@pytest.mark.parametrize("test", [paired_bootstrap, paired_permutation])
+def test_paired_tests_noise_is_not_significant(test):
+    diffs = [-1.0] * 3 + [1.0] * 2 + [0.0] * 35
+    t = test([diffs], resamples=2000)
+    assert t.p_value > 0.2
+    assert t.low < 0 < t.high
+
+
+def test_margin_tolerates_small_drops():
+    diffs = [-1.0] * 5 + [0.0] * 95  # a consistent 5-point drop
+    assert paired_bootstrap([diffs], margin=0.0, resamples=2000).p_value < 0.05
+    assert paired_bootstrap([diffs], margin=0.10, resamples=2000).p_value > 0.5
+    assert paired_permutation([diffs], margin=0.10, resamples=2000).p_value > 0.5
+
+
+def test_permutation_p_value_never_zero():
+    t = paired_permutation([[-1.0] * 40], resamples=99)
+    assert t.p_value == pytest.approx(1 / 100)
+    assert not math.isnan(t.low)
