@@ -1,0 +1,74 @@
+"""BfclBenchmark: BFCL v3 multi-turn (base, miss_func, miss_param, long_context) behind mua's Benchmark API."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Optional
+
+from mua.harness.agents import ScriptedAgent
+from mua.harness.errors import ConfigError
+from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, ReplayItem, User
+from mua.harness.types import Message, Score, Task
+from mua.harness.users import ScriptedUser
+
+from . import data
+from .environment import BfclEnvironment
+from .episode import gold_script, user_turns
+from .official import read_result_file
+from .scoring import score_messages
+
+
+class BfclBenchmark(Benchmark):
+    """The user is scripted (the task's turns); FC agents get no system prompt, as in BFCL's FC mode.
+
+    Step limit: upstream counts executed steps and force-quits after the 21st of a turn (MAXIMUM_STEP_LIMIT
+    20, checked with ``>``), so an agent may take up to 21 model steps per turn; a 22nd request never happens.
+    Scoring always replays the messages in fresh worlds (``env`` is not needed), see scoring.py.
+    """
+
+    name = data.BENCHMARK
+    subsets = data.SUBSETS
+    default_split = None
+
+    def __init__(self) -> None:
+        self._data_dirs: dict[str, Path] = {}  # task id -> data dir it was loaded from
+
+    def _dir(self, task: Task) -> Path:
+        if task.id not in self._data_dirs:
+            raise ConfigError(f"bfcl_v3: task {task.id} was not loaded through this benchmark (no data dir)")
+        return self._data_dirs[task.id]
+
+    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+        if split not in (None, "", "base"):
+            raise ConfigError(f"bfcl_v3 has no splits (got {split!r})")
+        tasks = data.load_tasks(Path(data_dir), subset)
+        for t in tasks:
+            self._data_dirs[t.id] = Path(data_dir)
+        return tasks
+
+    def start(self, task: Task) -> EpisodeSpec:
+        data_dir = self._dir(task)
+        step_limit = int(data.protocol(data_dir)["MAXIMUM_STEP_LIMIT"])
+        return EpisodeSpec(env=BfclEnvironment(task, data_dir), system_prompt="",
+                           limits=Limits(max_agent_steps_per_turn=step_limit + 1))
+
+    def gold_agent(self, task: Task) -> Agent:
+        return ScriptedAgent(gold_script(task))
+
+    def gold_user(self, task: Task) -> User:
+        return ScriptedUser(user_turns(task, self._dir(task)))
+
+    def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
+        return self.gold_user(task)  # BFCL's user is always the scripted question turns
+
+    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        return score_messages(task, messages, self._dir(task))
+
+    def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
+        return read_result_file(self, Path(path), Path(data_dir))
+
+    def summarize(self, episodes: list[dict]) -> dict:
+        """``accuracy``: fraction of (non-error) episodes that pass; with one trial, the fraction of tasks."""
+        scored = [e for e in episodes if e.get("error") is None and e.get("reward") is not None]
+        passed = sum(1 for e in scored if e["reward"] >= 1.0 - 1e-6)
+        return {"accuracy": passed / len(scored) if scored else 0.0, "passed": passed, "scored": len(scored)}

@@ -1,0 +1,110 @@
+"""The official multi-turn checker, replayed from a trajectory (bfcl_eval multi_turn_checker + eval_runner).
+
+* The trajectory is cut into turns at user messages; within a turn every assistant message with tool calls
+  is one step. A step whose arguments do not all decode (JSON object) is dropped, as upstream drops steps it
+  cannot decode; text-only messages are not steps.
+* Fewer (or more) user turns than ground-truth turns: ``multi_turn:force_terminated`` (the agent hit the step
+  limit before the last turn, or the task has more answer turns than questions: multi_turn_base_154).
+* Per turn, model steps and the turn's ground truth run on two separate worlds. When the ground truth is empty
+  nothing is checked (the calls still change state). Otherwise: the turn must have at least one step, the
+  public state of every involved instance must equal the ground truth's, and the ground-truth results of the
+  turn must all occur (as a multiset) among the model's results of all turns so far.
+Tool results recorded in the messages are never trusted: everything is re-executed from the calls.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from mua.harness.types import Message, Score, Task
+
+from .calls import parse_call
+from .environment import decode_arguments, new_world
+
+Step = list[tuple[str, tuple, dict]]
+
+
+@dataclass
+class Verdict:
+    valid: bool
+    error_type: Optional[str] = None
+    error_message: Optional[str] = None
+    turn: Optional[int] = None
+    details: Optional[dict] = None
+
+    def to_score(self) -> Score:
+        info: dict[str, Any] = {"valid": self.valid}
+        if not self.valid:
+            info.update(error_type=self.error_type, error_message=self.error_message, failed_turn=self.turn)
+            if self.details:
+                info["details"] = self.details
+        return Score(reward=1.0 if self.valid else 0.0, components={}, info=info)
+
+
+def turns_from_messages(messages: list[Message]) -> list[list[Step]]:
+    turns: list[list[Step]] = []
+    for m in messages:
+        if m.role == "user":
+            turns.append([])
+        elif m.role == "assistant" and m.tool_calls and turns:
+            try:
+                step = [(c.name, (), decode_arguments(c.arguments)) for c in m.tool_calls]
+            except (ValueError, RecursionError):
+                continue
+            turns[-1].append(step)
+    return turns
+
+
+def _gt_steps(calls: list[str]) -> list[tuple[str, tuple, dict]]:
+    parsed = [parse_call(c) for c in calls]
+    return [(p.name, tuple(p.args), p.kwargs) for p in parsed]
+
+
+def _short(value: Any, limit: int = 300) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def check(task: Task, turns: list[list[Step]], data_dir: Path) -> Verdict:
+    truth: list[list[str]] = task.evaluation or []
+    if len(turns) != len(truth):
+        return Verdict(False, "multi_turn:force_terminated",
+                       f"Model was force-terminated during inference phase. The length of the model result turns "
+                       f"({len(turns)}) does not match the length of the ground truth turns ({len(truth)}).")
+    model_world, gt_world = new_world(task, data_dir), new_world(task, data_dir)
+    all_results: list[str] = []
+    for t, (steps, gt_calls) in enumerate(zip(turns, truth)):
+        for step in steps:
+            all_results.extend(model_world.call(n, a, k) for n, a, k in step)
+        gt_results = [gt_world.call(n, a, k) for n, a, k in _gt_steps(gt_calls)]
+        if not gt_calls:
+            continue
+        if not steps:
+            return Verdict(False, "multi_turn:empty_turn_model_response",
+                           f"Model response list is empty for turn {t}", t)
+        for cls, gt_inst in gt_world.instances.items():
+            model_inst = model_world.instances[cls]
+            diffs = {k: {"model": _short(getattr(model_inst, k)), "ground_truth": _short(v)}
+                     for k, v in gt_inst._state().items() if getattr(model_inst, k) != v}
+            if diffs:
+                return Verdict(False, "multi_turn:instance_state_mismatch",
+                               f"Model instance for {cls} does not match the state with ground truth instance.",
+                               t, {"differences": diffs})
+        remaining = list(all_results)
+        missing = []
+        for item in gt_results:
+            if item in remaining:
+                remaining.remove(item)
+            else:
+                missing.append(item)
+        if missing:
+            return Verdict(False, "multi_turn:execution_response_mismatch",
+                           f"Model response execution results so far does not contain all the ground truth "
+                           f"response execution results for turn {t}.", t,
+                           {"missing_items": [_short(x) for x in missing]})
+    return Verdict(True)
+
+
+def score_messages(task: Task, messages: list[Message], data_dir: Path) -> Score:
+    return check(task, turns_from_messages(messages), data_dir).to_score()
