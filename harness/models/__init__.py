@@ -7,6 +7,8 @@ from typing import Any, Optional
 from ..interfaces import ChatModel
 from .openai_client import OpenAIChatModel, RetryPolicy
 
+ENDPOINT_ONLY = ("api_key_env", "timeout_s", "retry", "max_connections")  # client options a checkpoint ignores
+
 __all__ = ["make_chat_model", "OpenAIChatModel", "RetryPolicy"]
 
 
@@ -20,7 +22,7 @@ def make_chat_model(spec: str, base_url: Optional[str] = None, **params: Any) ->
     if base_url is None and Path(spec).is_dir():
         from . import local  # noqa: PLC0415 - heavy optional dependencies
 
-        return local.make_local_chat_model(spec, **params)
+        return local.make_local_chat_model(spec, **{k: v for k, v in params.items() if k not in ENDPOINT_ONLY})
     if isinstance(params.get("retry"), dict):  # from JSON flags/config files
         params["retry"] = RetryPolicy(**params["retry"])
     return OpenAIChatModel(spec, base_url, **params)

@@ -20,7 +20,7 @@ import aiohttp
 from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 from tenacity.wait import wait_base
 
-from ..errors import ModelError
+from ..errors import ConfigError, ModelError
 from ..types import Message, ToolCall, ToolSpec, Usage
 
 try:  # tenacity >= 8.3: also stops when the next sleep would overrun the total budget
@@ -66,6 +66,16 @@ class _WaitBackoff(wait_base):
         if isinstance(exc, _Transient) and exc.retry_after is not None:
             return min(exc.retry_after, self.cap)
         return self.backoff(retry_state)
+
+
+def retry_policy(value: Optional[RetryPolicy | dict]) -> RetryPolicy:
+    """A RetryPolicy from itself, a dict of its fields (as configuration files give it), or None (defaults)."""
+    if value is None or isinstance(value, RetryPolicy):
+        return value or RetryPolicy()
+    try:
+        return RetryPolicy(**value)
+    except TypeError as e:
+        raise ConfigError(f"bad retry settings {value!r}: {e}") from None
 
 
 def parse_retry_after(value: Optional[str]) -> Optional[float]:
@@ -133,14 +143,14 @@ class OpenAIChatModel:
     """
 
     def __init__(self, model: str, base_url: Optional[str] = None, *, api_key_env: str = "OPENAI_API_KEY",
-                 timeout_s: float = 600.0, retry: Optional[RetryPolicy] = None, max_connections: int = 1024,
-                 **params: Any):
+                 timeout_s: float = 600.0, retry: Optional[RetryPolicy | dict] = None,
+                 max_connections: int = 1024, **params: Any):
         self.model = model
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         self.url = self.base_url + "/chat/completions"
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s
-        self.retry = retry or RetryPolicy()
+        self.retry = retry_policy(retry)
         self.max_connections = max_connections
         self.params = params
         self._session: Optional[aiohttp.ClientSession] = None

@@ -15,7 +15,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from mua.harness.errors import ModelError
+from mua.harness.errors import ConfigError, ModelError
 from mua.harness.models import OpenAIChatModel, RetryPolicy, make_chat_model
 from mua.harness.models.openai_client import parse_retry_after
 from mua.harness.types import Message, ToolSpec
@@ -275,7 +275,15 @@ def test_factory_routes_names_to_the_endpoint_and_directories_to_local(tmp_path,
     monkeypatch.setitem(sys.modules, "mua.harness.models.local", fake)
     import mua.harness.models as models
     monkeypatch.setattr(models, "local", fake, raising=False)
-    assert make_chat_model(str(tmp_path), None, max_tokens=8) == ("local", str(tmp_path), {"max_tokens": 8})
+    local = make_chat_model(str(tmp_path), None, api_key_env="K", timeout_s=3, max_tokens=8)
+    assert local == ("local", str(tmp_path), {"max_tokens": 8})  # endpoint-only options are not passed on
+
+
+def test_retry_settings_may_come_as_a_dict():
+    model = make_chat_model("m", "http://h/v1", retry={"max_attempts": 3, "max_wait_s": 0.5})
+    assert model.retry == RetryPolicy(max_attempts=3, max_wait_s=0.5)
+    with pytest.raises(ConfigError, match="max_attempt"):
+        OpenAIChatModel("m", "http://h/v1", retry={"max_attempt": 3})
 
 
 def test_mock_runs_as_a_subprocess():
