@@ -64,7 +64,7 @@ def plot(rows: Sequence[Row], cols: Sequence[str], path: Path, confidence: float
     if not rows or not cols:
         raise ConfigError("nothing to plot: no metric values in the given runs")
     width = 0.8 / len(rows)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(cols) + 0.3 * len(rows)), 4.8))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(cols) + 0.3 * len(rows)) + 3.0, 4.8))
     for i, r in enumerate(rows):
         xs, ys, err_lo, err_hi = [], [], [], []
         for j, c in enumerate(cols):
@@ -81,10 +81,10 @@ def plot(rows: Sequence[Row], cols: Sequence[str], path: Path, confidence: float
     ax.set_xticks(range(len(cols)))
     ax.set_xticklabels(cols, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("percent")
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, 105)
     ax.set_title(f"error bars: {confidence:.0%} bootstrap interval over tasks; hatched: published, not measured",
                  fontsize=9)
-    ax.legend(fontsize=7, loc="upper right")
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never hides bars
     fig.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

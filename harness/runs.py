@@ -130,10 +130,12 @@ def _read_json(path: Path) -> dict:
 
 
 def model_label(config: dict) -> str:
+    """The agent's name: {"kind": "gold"} or {"kind": "model", "model": NAME} as the results format
+    describes, or the model spec that `mua eval` records ({"name": NAME}, "gold" for the gold agent)."""
     agent = config.get("agent") or {}
     if agent.get("kind") == "gold":
         return "gold"
-    return str(agent.get("model") or agent.get("kind") or "unknown")
+    return str(agent.get("model") or agent.get("name") or agent.get("kind") or "unknown")
 
 
 def read_run(path: Path | str) -> Run:

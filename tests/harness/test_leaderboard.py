@@ -143,3 +143,14 @@ def test_plot_writes_png(make_run, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
     plot(rows, columns(rows), tmp_path / "again.png")
     assert (tmp_path / "again.png").read_bytes() == data
+
+
+def test_model_name_from_the_spec_mua_eval_records(make_run):
+    path = make_run("spec", "tau2", {"retail": {"r0": [1]}})
+    config = json.loads((path / "config.json").read_text())
+    config["agent"] = {"name": "Qwen/Qwen3-8B", "base_url": None, "params": {}, "api_key_env": "OPENAI_API_KEY"}
+    (path / "config.json").write_text(json.dumps(config))
+    assert read_run(path).model == "Qwen/Qwen3-8B"
+    config["agent"] = {"name": "gold"}
+    (path / "config.json").write_text(json.dumps(config))
+    assert read_run(path).model == "gold"
