@@ -77,12 +77,12 @@ class ApiWorld:
             return f"{ERROR_PREFIX}Function call {short} is not allowed."
         if not _is_name(name) or any(not _is_name(k) for k in kwargs):
             return f"{ERROR_PREFIX}invalid syntax (<string>, line 1)"
+        owner = self.methods.get(name)  # Python resolves the function name before the arguments
+        if owner is None:
+            return f"{ERROR_PREFIX}name '{name}' is not defined"
         for value in list(args) + list(kwargs.values()):
             if (bad := _first_non_finite(value)) is not None:
                 return f"{ERROR_PREFIX}name '{bad}' is not defined"
-        owner = self.methods.get(name)
-        if owner is None:
-            return f"{ERROR_PREFIX}name '{name}' is not defined"
         try:
             return format_result(getattr(owner, name)(*args, **kwargs))
         except RecursionError:
