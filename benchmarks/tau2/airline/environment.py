@@ -1,0 +1,76 @@
+"""The airline domain: its database (loaded once), policy and tool table."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from mua.harness.datafiles import load_json, require_file
+
+from ..domain import Tau2Domain, ToolDef
+from ..overlay import Overlay
+from ..schema import INTEGER, STRING, enum, model_def, model_list, tool_spec
+from . import data_model, tools
+from .tool_docs import DOCS, MODEL_DOCS
+
+S, I = STRING, INTEGER
+CABIN = enum("business", "economy", "basic_economy")
+MODELS = {
+    "FlightInfo": [("flight_number", S), ("date", S)],
+    "Passenger": [("first_name", S), ("last_name", S), ("dob", S)],
+    "Payment": [("payment_id", S), ("amount", I)],
+}
+# (name, kind, parameters in signature order, argument models used), in upstream's tool order.
+TOOL_TABLE = [
+    ("book_reservation", "write",
+     [("user_id", S), ("origin", S), ("destination", S), ("flight_type", enum("round_trip", "one_way")),
+      ("cabin", CABIN), ("flights", model_list("FlightInfo")), ("passengers", model_list("Passenger")),
+      ("payment_methods", model_list("Payment")), ("total_baggages", I), ("nonfree_baggages", I),
+      ("insurance", enum("yes", "no"))], ["FlightInfo", "Passenger", "Payment"]),
+    ("calculate", "generic", [("expression", S)], []),
+    ("cancel_reservation", "write", [("reservation_id", S)], []),
+    ("get_reservation_details", "read", [("reservation_id", S)], []),
+    ("get_user_details", "read", [("user_id", S)], []),
+    ("list_all_airports", "read", [], []),
+    ("search_direct_flight", "read", [("origin", S), ("destination", S), ("date", S)], []),
+    ("search_onestop_flight", "read", [("origin", S), ("destination", S), ("date", S)], []),
+    ("send_certificate", "write", [("user_id", S), ("amount", I)], []),
+    ("transfer_to_human_agents", "generic", [("summary", S)], []),
+    ("update_reservation_baggages", "write",
+     [("reservation_id", S), ("total_baggages", I), ("nonfree_baggages", I), ("payment_id", S)], []),
+    ("update_reservation_flights", "write",
+     [("reservation_id", S), ("cabin", CABIN), ("flights", model_list("FlightInfo")), ("payment_id", S)],
+     ["FlightInfo"]),
+    ("update_reservation_passengers", "write",
+     [("reservation_id", S), ("passengers", model_list("Passenger"))], ["Passenger"]),
+    ("get_flight_status", "read", [("flight_number", S), ("date", S)], []),
+]
+
+
+def build_tools() -> dict[str, ToolDef]:
+    table = {}
+    for name, kind, params, models in TOOL_TABLE:
+        description, docs = DOCS[name]
+        defs = {m: model_def(m, MODELS[m], MODEL_DOCS[m]) for m in models}
+        spec, sig = tool_spec(name, description, [(p, s, True) for p, s in params], docs, defs or None)
+        table[name] = ToolDef(spec=spec, func=getattr(tools, name), params=sig, owner="AirlineTools",
+                              mutates=kind == "write", kind=kind)
+    return table
+
+
+class AirlineDomain(Tau2Domain):
+    name = "airline"
+
+    def __init__(self, policy: str, base: dict):
+        super().__init__(policy=policy, agent_tools=build_tools())
+        self.base = base
+
+    @classmethod
+    def load(cls, data_dir: Path) -> "AirlineDomain":
+        folder = "tau2/domains/airline"
+        policy = require_file(data_dir, f"{folder}/policy.md").read_text(encoding="utf-8")
+        return cls(policy, data_model.normalise_db(load_json(data_dir, f"{folder}/db.json")))
+
+    def new_state(self) -> Overlay:
+        return Overlay(self.base)
+
+    def fingerprint(self, state: Overlay) -> tuple:
+        return state.fingerprint()

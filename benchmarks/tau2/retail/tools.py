@@ -1,0 +1,251 @@
+"""The retail tools, with tau2's semantics: same checks in the same order, same messages, same state changes
+(including upstream quirks that decide DB hashes, noted where they occur). ``db`` is the episode's Overlay."""
+from __future__ import annotations
+
+import json
+
+from .. import arithmetic
+from ..domain import Record
+from ..overlay import Overlay
+from . import data_model as dm
+
+CANCEL_REASONS = {"no longer needed", "ordered by mistake"}
+
+
+def _order(db: Overlay, order_id, write: bool = False) -> Record:
+    if not db.has("orders", order_id):
+        raise ValueError("Order not found")
+    return db.for_write("orders", order_id) if write else db.get("orders", order_id)
+
+
+def _user(db: Overlay, user_id, write: bool = False) -> Record:
+    if not db.has("users", user_id):
+        raise ValueError("User not found")
+    return db.for_write("users", user_id) if write else db.get("users", user_id)
+
+
+def _product(db: Overlay, product_id) -> Record:
+    if not db.has("products", product_id):
+        raise ValueError("Product not found")
+    return db.get("products", product_id)
+
+
+def _variant(db: Overlay, product_id, variant_id) -> Record:
+    variants = _product(db, product_id)["variants"]
+    if variant_id not in variants:
+        raise ValueError("Variant not found")
+    return variants[variant_id]
+
+
+def _payment_method(db: Overlay, user_id, payment_method_id, write: bool = False) -> Record:
+    methods = _user(db, user_id, write)["payment_methods"]
+    if payment_method_id not in methods:
+        raise ValueError("Payment method not found")
+    return methods[payment_method_id]
+
+
+def _is_gift_card(method: Record) -> bool:
+    return method["source"] == "gift_card"
+
+
+def _count_check(item_ids, order: Record, message) -> None:
+    present = [item["item_id"] for item in order["items"]]
+    for item_id in item_ids:
+        if item_ids.count(item_id) > present.count(item_id):
+            raise ValueError(message(item_id))
+
+
+def calculate(db: Overlay, expression):
+    return arithmetic.calculate(expression)
+
+
+def cancel_pending_order(db: Overlay, order_id, reason):
+    order = _order(db, order_id)
+    if order["status"] != "pending":
+        raise ValueError("Non-pending order cannot be cancelled")
+    if reason not in CANCEL_REASONS:
+        raise ValueError("Invalid reason")
+    order = _order(db, order_id, write=True)
+    refunds = []
+    for pay in order["payment_history"]:
+        method_id = pay["payment_method_id"]
+        refunds.append(dm.payment("refund", pay["amount"], method_id))
+        method = _payment_method(db, order["user_id"], method_id, write=True)
+        if _is_gift_card(method):  # gift cards are refunded at once
+            method["balance"] = round(method["balance"] + pay["amount"], 2)
+    order["status"] = "cancelled"
+    order["cancel_reason"] = reason
+    order["payment_history"].extend(refunds)
+    return order
+
+
+def _price_difference(db: Overlay, order: Record, item_ids, new_item_ids, same_id_check: bool):
+    diff = 0
+    last_variant = None
+    for item_id, new_item_id in zip(item_ids, new_item_ids):
+        if same_id_check and item_id == new_item_id:
+            raise ValueError("The new item id should be different from the old item id")
+        item = next((i for i in order["items"] if i["item_id"] == item_id), None)
+        if item is None:
+            raise ValueError(f"Item {item_id} not found")
+        last_variant = _variant(db, item["product_id"], new_item_id)
+        if not last_variant["available"]:
+            raise ValueError(f"New item {new_item_id} not found or available")
+        diff += last_variant["price"] - item["price"]
+    return diff, last_variant
+
+
+def exchange_delivered_order_items(db: Overlay, order_id, item_ids, new_item_ids, payment_method_id):
+    order = _order(db, order_id)
+    if order["status"] != "delivered":
+        raise ValueError("Non-delivered order cannot be exchanged")
+    _count_check(item_ids, order, lambda i: f"Number of {i} not found.")
+    if len(item_ids) != len(new_item_ids):
+        raise ValueError("The number of items to be exchanged should match.")
+    diff, _ = _price_difference(db, order, item_ids, new_item_ids, same_id_check=False)
+    diff = round(diff, 2)
+    method = _payment_method(db, order["user_id"], payment_method_id)
+    if _is_gift_card(method) and method["balance"] < diff:
+        raise ValueError("Insufficient gift card balance to pay for the price difference")
+    order = _order(db, order_id, write=True)
+    order["status"] = "exchange requested"
+    order["exchange_items"] = sorted(item_ids)
+    order["exchange_new_items"] = sorted(new_item_ids)
+    order["exchange_payment_method_id"] = payment_method_id
+    order["exchange_price_difference"] = diff  # assigned unvalidated upstream: an int 0 stays an int
+    return order
+
+
+def find_user_id_by_name_zip(db: Overlay, first_name, last_name, zip):
+    for user_id, user in db.items("users"):
+        if (user["name"]["first_name"].lower() == first_name.lower()
+                and user["name"]["last_name"].lower() == last_name.lower()
+                and user["address"]["zip"] == zip):
+            return user_id
+    raise ValueError("User not found")
+
+
+def find_user_id_by_email(db: Overlay, email):
+    for user_id, user in db.items("users"):
+        if user["email"].lower() == email.lower():
+            return user_id
+    raise ValueError("User not found")
+
+
+def get_order_details(db: Overlay, order_id):
+    return _order(db, order_id)
+
+
+def get_product_details(db: Overlay, product_id):
+    return _product(db, product_id)
+
+
+def get_item_details(db: Overlay, item_id):
+    for product in db.values("products"):
+        if item_id in product["variants"]:
+            return product["variants"][item_id]
+    raise ValueError("Item not found")
+
+
+def get_user_details(db: Overlay, user_id):
+    return _user(db, user_id)
+
+
+def list_all_product_types(db: Overlay):
+    names = {p["name"]: p["product_id"] for p in db.values("products")}
+    return json.dumps(names, sort_keys=True)
+
+
+def modify_pending_order_address(db: Overlay, order_id, address1, address2, city, state, country, zip):
+    order = _order(db, order_id)
+    if "pending" not in order["status"]:
+        raise ValueError("Non-pending order cannot be modified")
+    new = dm.validated_address(address1, address2, city, state, country, zip)
+    order = _order(db, order_id, write=True)
+    order["address"] = new
+    return order
+
+
+def modify_pending_order_items(db: Overlay, order_id, item_ids, new_item_ids, payment_method_id):
+    order = _order(db, order_id)
+    if order["status"] != "pending":
+        raise ValueError("Non-pending order cannot be modified")
+    _count_check(item_ids, order, lambda i: f"{i} not found")
+    if len(item_ids) != len(new_item_ids):
+        raise ValueError("The number of items to be exchanged should match")
+    diff, variant = _price_difference(db, order, item_ids, new_item_ids, same_id_check=True)
+    method = _payment_method(db, order["user_id"], payment_method_id)
+    if _is_gift_card(method) and method["balance"] < diff:
+        raise ValueError("Insufficient gift card balance to pay for the new item")
+    order = _order(db, order_id, write=True)
+    order["payment_history"].append(
+        dm.payment("payment" if diff > 0 else "refund", abs(diff), payment_method_id))
+    if _is_gift_card(method):
+        method = _payment_method(db, order["user_id"], payment_method_id, write=True)
+        method["balance"] = round(method["balance"] - diff, 2)
+    for item_id, new_item_id in zip(item_ids, new_item_ids):
+        item = next((i for i in order["items"] if i["item_id"] == item_id), None)
+        if item is None:
+            raise ValueError(f"Item {item_id} not found")
+        item["item_id"] = new_item_id
+        # Upstream quirk kept on purpose: every modified item takes the price and options of the LAST
+        # new variant checked above (the loop variable leaks), and shares that options dict.
+        item["price"] = variant["price"]
+        item["options"] = variant["options"]
+    order["status"] = "pending (item modified)"
+    return order
+
+
+def modify_pending_order_payment(db: Overlay, order_id, payment_method_id):
+    order = _order(db, order_id)
+    if "pending" not in order["status"]:
+        raise ValueError("Non-pending order cannot be modified")
+    method = _payment_method(db, order["user_id"], payment_method_id)
+    history = order["payment_history"]
+    if len(history) != 1 or history[0]["transaction_type"] != "payment":
+        raise ValueError("There should be exactly one payment for a pending order")
+    old_id = history[0]["payment_method_id"]
+    if old_id == payment_method_id:
+        raise ValueError("The new payment method should be different from the current one")
+    amount = history[0]["amount"]
+    if _is_gift_card(method) and method["balance"] < amount:
+        raise ValueError("Insufficient gift card balance to pay for the order")
+    order = _order(db, order_id, write=True)
+    order["payment_history"].extend([dm.payment("payment", amount, payment_method_id),
+                                     dm.payment("refund", amount, old_id)])
+    if _is_gift_card(method):
+        method = _payment_method(db, order["user_id"], payment_method_id, write=True)
+        method["balance"] = round(method["balance"] - amount, 2)
+    old = _payment_method(db, order["user_id"], old_id)
+    if _is_gift_card(old):
+        old = _payment_method(db, order["user_id"], old_id, write=True)
+        old["balance"] = round(old["balance"] + amount, 2)
+    return order
+
+
+def modify_user_address(db: Overlay, user_id, address1, address2, city, state, country, zip):
+    _user(db, user_id)
+    new = dm.validated_address(address1, address2, city, state, country, zip)
+    user = _user(db, user_id, write=True)
+    user["address"] = new
+    return user
+
+
+def return_delivered_order_items(db: Overlay, order_id, item_ids, payment_method_id):
+    order = _order(db, order_id)
+    if order["status"] != "delivered":
+        raise ValueError("Non-delivered order cannot be returned")
+    _user(db, order["user_id"])
+    method = _payment_method(db, order["user_id"], payment_method_id)
+    if not _is_gift_card(method) and payment_method_id != order["payment_history"][0]["payment_method_id"]:
+        raise ValueError("Payment method should be the original payment method")
+    _count_check(item_ids, order, lambda i: "Some item not found")
+    order = _order(db, order_id, write=True)
+    order["status"] = "return requested"
+    order["return_items"] = sorted(item_ids)
+    order["return_payment_method_id"] = payment_method_id
+    return order
+
+
+def transfer_to_human_agents(db: Overlay, summary):
+    return "Transfer successful"
