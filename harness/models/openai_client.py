@@ -234,14 +234,27 @@ class OpenAIChatModel:
                    seed: Optional[int] = None) -> tuple[Message, Usage]:
         payload = json.dumps(self.request_body(messages, tools, seed), ensure_ascii=False).encode()
         prefix = f"call_{len(messages)}"  # ids for servers that omit them: unique within one conversation
+        started = time.monotonic()
+        try:  # fast path: most requests succeed at once, and tenacity costs ~0.1 ms per call
+            return await self._attempt(payload, prefix)
+        except _Transient as e:
+            first: Optional[_Transient] = e
+
+        async def attempt() -> tuple[Message, Usage]:
+            nonlocal first
+            if first is not None:  # tenacity's attempt 1 is the failure above: it waits and counts as usual
+                failed, first = first, None
+                raise failed
+            return await self._attempt(payload, prefix)
+
         policy = self.retry
         retrying = AsyncRetrying(
-            stop=stop_after_attempt(policy.max_attempts) | _stop_delay(policy.max_total_s),
+            stop=stop_after_attempt(policy.max_attempts)
+            | _stop_delay(max(0.0, policy.max_total_s - (time.monotonic() - started))),
             wait=_WaitBackoff(policy), retry=retry_if_exception_type(_Transient),
             before_sleep=self._log_retry, reraise=False)
-        started = time.monotonic()
         try:
-            return await retrying(self._attempt, payload, prefix)
+            return await retrying(attempt)
         except RetryError as e:
             last = e.last_attempt.exception()
             attempts = e.last_attempt.attempt_number
