@@ -1,0 +1,100 @@
+"""AceBenchmark: the ACEBench agent subsets (multi_turn and multi_step, en and zh) as a mua Benchmark.
+
+Episode shape
+- multi_turn: the simulated user opens (see user.py); the agent answers with tool calls or text; the dialogue
+  ends on ``finish conversation`` (from either side, at upstream's loop index > 1) or after upstream's 40 loop
+  iterations, which is 41 trajectory messages when each assistant message carries at most one call.
+- multi_step: the request is the first user message; text replies get the official nudge; same limits.
+Agent-side text never executes: calls must be structured tool calls (the official prompts ask for a text form).
+
+Scoring always replays the trajectory's tool calls message by message in a fresh environment (recorded tool
+results are ignored, and the live environment is not reused), so ``mua eval`` and ``mua score`` give the same
+verdict for the same messages. Termination does not affect the verdict, as upstream.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+from mua.harness.agents import ScriptedAgent
+from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
+from mua.harness.types import Message, Score, Task, ToolCall
+
+from . import data
+from .calls import parse_calls
+from .environment import AceEnvironment, AceExecutor, executable
+from .scoring import check_end_state, process_score, render_tool_message, summarize_components
+from .user import MAX_DIALOG_TURNS, AceSimulatedUser, GoldMultiTurnUser, MultiStepUser
+
+
+class AceBenchmark(Benchmark):
+    name = "acebench"
+    subsets = tuple(data.SUBSETS)
+    default_split = None
+
+    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+        return data.load_tasks(Path(data_dir), subset)
+
+    def start(self, task: Task) -> EpisodeSpec:
+        world = task.raw["world"]
+        return EpisodeSpec(env=AceEnvironment(world), system_prompt=task.raw["prompts"]["system"],
+                           limits=Limits(max_messages=MAX_DIALOG_TURNS + 1))
+
+    def gold_agent(self, task: Task) -> Agent:
+        """Replays the first milestone list (one assistant message per milestone), then ends the dialogue."""
+        milestones = task.evaluation["mile_stone"]
+        if milestones and isinstance(milestones[0], list):
+            milestones = milestones[0]
+        script = []
+        for i, text in enumerate(milestones):
+            calls = [ToolCall(id=f"gold_{i}_{j}", name=c.name, arguments=_json(c.args))
+                     for j, c in enumerate(parse_calls(text))]
+            script.append(Message(role="assistant", content=None, tool_calls=calls))
+        return ScriptedAgent([script], fallback=data.FINISH)
+
+    def gold_user(self, task: Task) -> User:
+        if task.raw["world"].category == "multi_step":
+            return MultiStepUser(task.scenario)
+        return GoldMultiTurnUser(task.scenario)
+
+    def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
+        if task.raw["world"].category == "multi_step":
+            return MultiStepUser(task.scenario)
+        prompts = task.raw["prompts"]
+        return AceSimulatedUser(model, prompts["user_system"], prompts["user_greeting"], seed=seed)
+
+    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        executor = AceExecutor(task.raw["world"])
+        process: list[str] = []
+        for m in messages:
+            if m.role == "assistant" and m.tool_calls:
+                executor.run_message(m.tool_calls)
+                # an unexecutable message is a text to upstream: multi_turn routes it to the user (not part of
+                # the process), multi_step hands it to the executor (part of the process)
+                if executable(m.tool_calls) or task.raw["world"].category == "multi_step":
+                    process.append(render_tool_message(m))
+        saved = executor.saved_state()
+        verdict = check_end_state(saved, task.evaluation["ground_truth"])
+        proc = process_score(process, task.evaluation["mile_stone"], verdict.valid)
+        return Score(reward=1.0 if verdict.valid else 0.0,
+                     components={"end_state": 1.0 if verdict.valid else 0.0, "process": proc},
+                     info={"end_state_errors": verdict.errors, "error_type": verdict.error_type,
+                           "process_calls": process})
+
+    def summarize(self, episodes: list[dict]) -> dict:
+        """end_state_accuracy and process_accuracy as upstream reports them (means, 3 decimals); with several
+        subsets, also per subset (category and language)."""
+        rows = [e for e in episodes if e.get("error") is None and e.get("components")]
+        summary: dict = summarize_components(rows)
+        subsets = sorted({e.get("subset") for e in rows}, key=lambda s: self.subsets.index(s)
+                         if s in self.subsets else len(self.subsets))
+        if len(subsets) > 1:
+            summary["by_subset"] = {s: summarize_components([e for e in rows if e.get("subset") == s])
+                                    for s in subsets}
+        return summary
+
+
+def _json(args: dict) -> str:
+    return json.dumps(args, ensure_ascii=False)
