@@ -112,3 +112,31 @@ def test_permutation_p_value_never_zero():
     t = paired_permutation([[-1.0] * 40], resamples=99)
     assert t.p_value == pytest.approx(1 / 100)
     assert not math.isnan(t.low)
+
+
+def test_pass_hat_k_agrees_with_official_tau2_metrics_on_real_runs(make_run):
+    """Fixture: the official tau2 compute_metrics run on 17 real results files (1 to 4 trials per task,
+    partial runs included): our cells must give the same pass^k for every k it reports, and no other k."""
+    import json
+    from pathlib import Path
+
+    from mua.harness.leaderboard import Settings, run_cells
+    from mua.harness.runs import read_run
+
+    fixture = json.loads((Path(__file__).parent / "fixtures" / "tau2_official_pass_hat_k.json").read_text())
+    checked = 0
+    for i, entry in enumerate(fixture["files"]):
+        per_task: dict[str, dict[int, float]] = {}
+        for task_id, trial, reward in entry["simulations"]:
+            per_task.setdefault(task_id, {})[trial] = reward
+        trials = max(len(t) for t in per_task.values())
+        # trials renumbered 0..n-1 per task; tasks with fewer trials than others get "missing" rows
+        results = {"airline": {t: list(rs.values()) + ["missing"] * (trials - len(rs)) for t, rs in per_task.items()}}
+        cells = run_cells(read_run(make_run(f"f{i}", "tau2", results, trials=trials)), Settings(resamples=1))
+        ours = {k.split("^")[1]: c.value for k, c in cells.items()}
+        official = entry["official"]["pass_hat_ks"]
+        assert ours.keys() == official.keys(), entry["file"]
+        for k, v in official.items():
+            assert ours[k] == pytest.approx(v, abs=1e-12), (entry["file"], k)
+            checked += 1
+    assert checked >= 25
