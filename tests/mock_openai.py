@@ -123,6 +123,7 @@ class MockOpenAI:
         self.host, self.port = host, port
         self.requests = 0  # chat-completions requests received
         self.succeeded = 0
+        self.connections = 0  # TCP connections accepted (keep-alive reuse keeps this low)
         self.fault_counts: dict[str, int] = {}
         self._rng = random.Random(self.faults.seed)
         self._server: Optional[asyncio.base_events.Server] = None
@@ -137,7 +138,7 @@ class MockOpenAI:
     def stats(self) -> dict:
         ru = resource.getrusage(resource.RUSAGE_SELF)
         return {"requests": self.requests, "succeeded": self.succeeded, "faults": dict(self.fault_counts),
-                "cpu_s": ru.ru_utime + ru.ru_stime}
+                "connections": self.connections, "cpu_s": ru.ru_utime + ru.ru_stime}
 
     def _draw_fault(self) -> Optional[str]:
         n = self.requests - 1
@@ -188,7 +189,10 @@ class MockOpenAI:
             except ValueError:
                 writer.write(_encode(400, {"error": {"message": "request body is not JSON"}}))
                 return True
-            reply = self.responder(request)
+            try:
+                reply = self.responder(request)
+            except Exception as e:  # a broken test script: say so once (400 is not retried) instead of hanging up
+                reply = HTTPReply(400, {"error": {"message": f"mock responder raised {type(e).__name__}: {e}"}})
             if isinstance(reply, HTTPReply):
                 writer.write(_encode(reply.status, reply.body, reply.headers))
             else:
@@ -201,6 +205,7 @@ class MockOpenAI:
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         self._connections[task] = writer
+        self.connections += 1
         try:
             while True:
                 try:

@@ -112,18 +112,22 @@ def parse_reply(data: Any, call_id_prefix: str = "call") -> tuple[Message, Usage
     """An assistant Message and Usage from a chat-completions response body. Tool-call arguments stay the
     raw string the model produced. Raises _Transient when the body is not a usable completion."""
     try:
-        raw = data["choices"][0]["message"]
-        if not isinstance(raw, dict):
-            raise TypeError("message is not an object")
-    except (KeyError, IndexError, TypeError) as e:
-        raise _Transient(f"malformed reply: no choices[0].message ({type(e).__name__}: {e})") from None
+        return _parse_reply(data, call_id_prefix)
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
+        raise _Transient(f"malformed reply: {type(e).__name__}: {e}") from None
+
+
+def _parse_reply(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
+    raw = data["choices"][0]["message"]
+    if not isinstance(raw, dict):
+        raise TypeError("choices[0].message is not an object")
     content = raw.get("content")
     if isinstance(content, list):  # content parts: keep the text
         content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    if content is not None and not isinstance(content, str):
+        raise TypeError("message content is not text")
     calls = []
     for i, c in enumerate(raw.get("tool_calls") or []):
-        if not isinstance(c, dict):
-            raise _Transient("malformed reply: a tool call is not an object")
         call = ToolCall.from_dict(c)
         if not call.id:  # some servers omit ids; tool results must still link to their call
             call.id = f"{call_id_prefix}_{i}"
@@ -169,8 +173,8 @@ class OpenAIChatModel:
         return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
 
     def _redact(self, text: str) -> str:
-        key = self._key()
-        return text.replace(key, "***") if key else text
+        key = self._key()  # keys of 1-3 characters (local servers' placeholders) are no secret to mask
+        return text.replace(key, "***") if len(key) >= 4 else text
 
     def _session_for_loop(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
@@ -211,7 +215,9 @@ class OpenAIChatModel:
                 retry_after = parse_retry_after(resp.headers.get("Retry-After"))
         except asyncio.TimeoutError:
             raise _Transient(f"no complete reply within {self.timeout_s:g} s") from None
-        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as e:
+        except aiohttp.InvalidURL:
+            raise ModelError(f"model endpoint {self.url} is not a valid URL") from None
+        except aiohttp.ClientError as e:  # refused/dropped connections, truncated or unparsable HTTP replies
             raise _Transient(f"connection error: {type(e).__name__}: {e}") from None
         if status != 200:
             reason = f"HTTP {status}: {_error_text(raw)}"

@@ -17,7 +17,7 @@ import pytest
 
 from mua.harness.errors import ConfigError, ModelError
 from mua.harness.models import OpenAIChatModel, RetryPolicy, make_chat_model
-from mua.harness.models.openai_client import parse_retry_after
+from mua.harness.models.openai_client import _Transient, parse_reply, parse_retry_after
 from mua.harness.types import Message, ToolSpec
 
 MOCK_PATH = Path(__file__).resolve().parents[2] / "mock_openai.py"
@@ -137,6 +137,37 @@ def test_concurrent_requests_with_faults_all_answer_correctly():
     assert server.succeeded == 200 and server.requests == 200 + sum(server.fault_counts.values())
 
 
+@pytest.mark.parametrize("body", [
+    {}, [], "text", None, {"choices": []}, {"choices": [{"message": "hi"}]},
+    {"choices": [{"message": {"content": 3}}]}, {"choices": [{"message": {"tool_calls": ["f"]}}]},
+    {"choices": [{"message": {"content": "a"}}], "usage": {"prompt_tokens": "many"}},
+])
+def test_unusable_bodies_are_malformed_replies(body):
+    with pytest.raises(_Transient, match="malformed reply"):
+        parse_reply(body)
+
+
+def test_garbled_http_is_retried():
+    class Garbling(mock.MockOpenAI):
+        async def _respond(self, method, path, body, reader, writer):
+            if self.requests == 0:
+                self.requests += 1
+                writer.write(b"NOT-HTTP garbage\r\n\r\n")
+                return False
+            return await super()._respond(method, path, body, reader, writer)
+
+    server = Garbling(echo)
+    with server as url:
+        reply, _ = chat(OpenAIChatModel("m", url, retry=FAST))
+    assert reply.content == "olleh" and server.requests == 2
+
+
+def test_content_parts_become_text():
+    message, usage = parse_reply({"choices": [{"message": {"content": [{"type": "text", "text": "a"},
+                                                                         {"type": "text", "text": "b"}]}}]})
+    assert message.content == "ab" and usage.requests == 1 and usage.prompt_tokens == 0
+
+
 def test_bounded_attempts_end_in_model_error():
     server = mock.MockOpenAI(lambda req: mock.HTTPReply(503, {"error": {"message": "overloaded"}}))
     with server as url:
@@ -243,6 +274,27 @@ def test_key_reaches_the_server_and_no_key_means_no_header(monkeypatch):
         chat(OpenAIChatModel("m", url, api_key_env="MUA_TEST_KEY"))
         chat(OpenAIChatModel("m", url, api_key_env="MUA_NO_SUCH_KEY"))
     assert [r for r in received if r] == [[f"Authorization: Bearer {KEY}"]]
+
+
+def test_connections_are_kept_alive_and_reused():
+    server = mock.MockOpenAI(echo)
+    with server as url:
+        async def go():
+            model = OpenAIChatModel("m", url)
+            for i in range(20):
+                await model.chat([Message(role="user", content=str(i))])
+            await asyncio.gather(*(model.chat([Message(role="user", content="x")]) for _ in range(8)))
+            await model.aclose()
+        asyncio.run(go())
+    assert server.requests == 28 and 1 <= server.connections <= 8
+
+
+def test_a_failing_responder_is_reported_not_retried():
+    server = mock.MockOpenAI(lambda req: 1 / 0)
+    with server as url:
+        with pytest.raises(ModelError, match="mock responder raised ZeroDivisionError"):
+            chat(OpenAIChatModel("m", url, retry=FAST))
+    assert server.requests == 1
 
 
 def test_model_survives_a_new_event_loop():
