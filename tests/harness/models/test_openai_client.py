@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import importlib.util
 import json
 import logging
 import subprocess
@@ -13,6 +12,7 @@ import warnings
 from pathlib import Path
 
 import aiohttp
+import mock_openai as mock  # tests/ is on sys.path (tests/conftest.py)
 import pytest
 
 from mua.harness.errors import ConfigError, ModelError
@@ -21,17 +21,6 @@ from mua.harness.models.openai_client import _Transient, parse_reply, parse_retr
 from mua.harness.types import Message, ToolSpec
 
 MOCK_PATH = Path(__file__).resolve().parents[2] / "mock_openai.py"
-
-
-def _load_mock():
-    spec = importlib.util.spec_from_file_location("mock_openai", MOCK_PATH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("mock_openai", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-mock = _load_mock()
 FAST = RetryPolicy(max_attempts=6, initial_wait_s=0.001, max_wait_s=0.01, max_total_s=30)
 HELLO = [Message(role="system", content="be brief"), Message(role="user", content="hello")]
 KEY = "sk-test-0123456789abcdefSECRET"
@@ -109,8 +98,8 @@ def test_faults_do_not_change_the_answers():
         server = mock.MockOpenAI(lambda req: mock.text_reply(f"answer {next(counter)}"), faults)
         with server as url:
             async def go():
-                model = OpenAIChatModel("m", url, timeout_s=0.3, retry=FAST.__class__(max_attempts=30,
-                                        initial_wait_s=0.001, max_wait_s=0.005))
+                model = OpenAIChatModel("m", url, timeout_s=0.3,
+                                        retry=RetryPolicy(max_attempts=30, initial_wait_s=0.001, max_wait_s=0.005))
                 out = [(await model.chat(p))[0].content for p in prompts]
                 await model.aclose()
                 return out
@@ -205,6 +194,14 @@ def test_client_errors_are_not_retried(status):
             chat(OpenAIChatModel("m", url, retry=FAST))
     assert server.requests == 1
     assert f"HTTP {status}: max_tokens is too large" in str(err.value) and url in str(err.value)
+
+
+def test_vllm_style_error_body_gives_its_message():
+    vllm_error = {"object": "error", "message": "\"auto\" tool choice requires --enable-auto-tool-choice",
+                  "type": "BadRequestError", "param": None, "code": 400}
+    with mock.MockOpenAI(lambda req: mock.HTTPReply(400, vllm_error)) as url:
+        with pytest.raises(ModelError, match="HTTP 400: \"auto\" tool choice requires --enable-auto-tool"):
+            chat(OpenAIChatModel("m", url))
 
 
 @pytest.mark.parametrize("status", [408, 409])
