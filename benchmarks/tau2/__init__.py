@@ -1,1 +1,4 @@
-"""tau2-bench adapter (retail, airline; telecom in ``telecom/``). ``Tau2Benchmark`` lands in ``benchmark.py``."""
+"""tau2-bench adapter: retail and airline here, telecom in ``telecom/``; see ``domain.py`` for the contract."""
+from .benchmark import Tau2Benchmark
+
+__all__ = ["Tau2Benchmark"]

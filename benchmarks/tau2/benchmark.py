@@ -1,0 +1,170 @@
+"""``Tau2Benchmark``: tau2-bench retail, airline (and telecom, from ``telecom/``) behind the mua interface."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+from mua.harness.agents import ScriptedAgent
+from mua.harness.errors import ConfigError
+from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
+                                    User)
+from mua.harness.types import Message, Score, Task, ToolCall
+from mua.harness.users import ScriptedUser, SimulatedUser
+
+from . import official, scoring
+from .domain import Tau2Domain
+from .environment import Tau2Environment
+from .judge import judge_nl_assertions
+from .prompts import (FIRST_AGENT_MESSAGE, STOP, USER_STOP_MARKERS, agent_system_prompt, user_system_prompt)
+from .registry import get_domain
+from .tasks import Tau2Task, load_tasks
+
+# tau2's CLI runs with max_steps=200 (config.DEFAULT_MAX_STEPS). A tau2 step is one user message, one agent
+# message, or ONE batch of tool results; its first agent greeting is not a step. mua's runner counts messages,
+# so 201 messages equal 200 tau2 steps when each tool-call message holds one call; with parallel calls mua
+# stops earlier than tau2 would. (tau2 also lets the step limit override a user stop in the same step.)
+MAX_MESSAGES = 201
+MAX_ERRORS = 10
+
+
+class Tau2Benchmark(Benchmark):
+    name = "tau2"
+    subsets = ("retail", "airline", "telecom")
+    default_split = "base"
+
+    def __init__(self) -> None:
+        self._gold_cache: dict[tuple, Any] = {}
+
+    # -- tasks and episodes -------------------------------------------------------------------------------
+    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+        if subset not in self.subsets:
+            raise ConfigError(f"tau2: unknown subset {subset!r}; valid: {', '.join(self.subsets)}")
+        return list(load_tasks(Path(data_dir), subset, split))
+
+    def _domain(self, task: Task) -> Tau2Domain:
+        data_dir = getattr(task, "data_dir", None)
+        if data_dir is None:
+            raise ConfigError(f"tau2 task {task.id}: no data directory (build tasks with load_tasks)")
+        return get_domain(task.subset, data_dir)
+
+    def start(self, task: Task) -> EpisodeSpec:
+        domain = self._domain(task)
+        state = domain.new_state()
+        domain.initialise(state, task.initial_state)
+        policy = getattr(task, "policy", None) or domain.policy
+        return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=agent_system_prompt(policy),
+                           opening=[Message(role="assistant", content=FIRST_AGENT_MESSAGE)],
+                           limits=Limits(max_messages=MAX_MESSAGES, max_errors=MAX_ERRORS),
+                           agent_stop_marker=STOP)
+
+    def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
+        domain = self._domain(task)
+        prompt = user_system_prompt(task.data_dir, task.scenario, bool(domain.user_tools))
+        return SimulatedUser(model, prompt, stop_markers=USER_STOP_MARKERS, seed=seed)
+
+    # -- gold -----------------------------------------------------------------------------------------------
+    def gold_agent(self, task: Task) -> Agent:
+        """Replays the assistant-side gold actions, one call per message, then states every communicate_info."""
+        evaluation = task.evaluation or {}
+        script = []
+        for i, action in enumerate(evaluation.get("actions") or []):
+            if (action.get("requestor") or "assistant") != "assistant":
+                continue
+            call = ToolCall(id=f"gold_{i}", name=action["name"],
+                            arguments=json.dumps(action.get("arguments") or {}))
+            script.append(Message(role="assistant", tool_calls=[call]))
+        infos = evaluation.get("communicate_info") or []
+        final = "Done." + (" " + " ".join(str(i) for i in infos) if infos else "")
+        script.append(Message(role="assistant", content=final))
+        return ScriptedAgent([script], fallback=final)
+
+    def gold_user(self, task: Task) -> User:
+        instructions = (task.scenario or {}).get("instructions")
+        opening = instructions.get("reason_for_call") if isinstance(instructions, dict) else str(instructions)
+        return ScriptedUser([opening or "Hello.", STOP], stop_markers=USER_STOP_MARKERS)
+
+    # -- scoring --------------------------------------------------------------------------------------------
+    def _gold_fingerprint(self, domain: Tau2Domain, task: Task) -> Any:
+        key = (id(domain), json.dumps([task.initial_state, task.evaluation], sort_keys=True, default=str))
+        if key not in self._gold_cache:
+            self._gold_cache[key] = scoring.gold_fingerprint(domain, task.initial_state, task.evaluation or {})
+        return self._gold_cache[key]
+
+    def _score_checks(self, task: Task, messages: list[Message], env: Optional[Environment],
+                      termination: Optional[str]) -> tuple[Optional[Score], dict, dict, list[str]]:
+        termination = termination or scoring.derive_termination(messages)
+        info: dict = {"termination": termination}
+        if termination not in scoring.STOPPED:
+            info["note"] = f"premature termination ({termination}): reward 0 without checks, as tau2"
+            return Score(reward=0.0, components={}, info=info), info, {}, []
+        evaluation = task.evaluation
+        if evaluation is None:
+            info["note"] = "no evaluation criteria"
+            return Score(reward=1.0, components={}, info=info), info, {}, []
+        basis = [b.lower() for b in evaluation.get("reward_basis") or []]
+        domain = self._domain(task)
+        calls = scoring.tool_calls(messages)
+        components: dict[str, Optional[float]] = {}
+        if "db" in basis or "env_assertion" in basis:
+            if evaluation.get("actions") is None and evaluation.get("env_assertions") is None:
+                db_match, final_state = True, None
+            else:
+                final = env if isinstance(env, Tau2Environment) else scoring.replay(domain, task.initial_state, calls)
+                final_state = final.state()
+                db_match = domain.fingerprint(final_state) == self._gold_fingerprint(domain, task)
+            info["db_match"] = db_match
+            if "db" in basis:
+                components["db"] = 1.0 if db_match else 0.0
+            if "env_assertion" in basis:
+                reward, failed = (scoring.env_assertions_check(domain, final_state,
+                                                               evaluation.get("env_assertions") or [])
+                                  if final_state is not None else (1.0, []))
+                components["env_assertion"] = reward
+                info["env_assertions_failed"] = failed
+        if "communicate" in basis:
+            components["communicate"], info["communicate_missing"] = scoring.communicate_check(
+                messages, evaluation.get("communicate_info") or [])
+        if "action" in basis:
+            components["action"], info["actions_unmatched"] = scoring.action_check(
+                calls, evaluation.get("actions") or [])
+        pending = []
+        if "nl_assertion" in basis:
+            if not evaluation.get("nl_assertions"):
+                components["nl_assertion"] = 1.0
+            else:
+                components["nl_assertion"] = None
+                pending.append("nl_assertion")
+        return None, info, components, pending
+
+    @staticmethod
+    def _combine(components: dict, info: dict) -> Score:
+        reward = 1.0
+        for value in components.values():
+            if value is not None:
+                reward *= value
+        skipped = [k for k, v in components.items() if v is None]
+        if skipped:
+            info["skipped"] = skipped
+            info["incomplete"] = True
+        return Score(reward=reward, components=components, info=info)
+
+    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        done, info, components, _ = self._score_checks(task, messages, env, termination)
+        return done or self._combine(components, info)
+
+    async def score_async(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                          termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        done, info, components, pending = self._score_checks(task, messages, env, termination)
+        if done:
+            return done
+        if pending and judge is not None:
+            reward, results = await judge_nl_assertions(judge, messages, task.evaluation["nl_assertions"])
+            components["nl_assertion"] = reward
+            info["nl_assertions"] = results
+        return self._combine(components, info)
+
+    # -- official results -----------------------------------------------------------------------------------
+    def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
+        return official.read_results(path, data_dir)
