@@ -198,6 +198,7 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
             record, seconds = await _play(bench, by_key[key[:2]], key[2], plan, models)
         episodes.append(record)
         timings.append({"subset": key[0], "task_id": key[1], "trial": key[2], "seconds": round(seconds, 4)})
+        await episodes.commit()
         outcome.ran += 1
         if record["error"]:
             errors += 1

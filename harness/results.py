@@ -1,13 +1,14 @@
 """The results store of one run directory: config.json, episodes.jsonl, timings.jsonl, summary.json.
 
-episodes.jsonl is append-only while a run is in flight (one flushed and fsynced line per finished episode), so a
-crash loses at most the episodes in flight. Reading tolerates a torn last line, and the last record of a
+episodes.jsonl is append-only while a run is in flight: each finished episode's line is written and flushed
+at once, then fsynced (concurrent episodes share one fsync), so a crash loses at most the episodes in flight. Reading tolerates a torn last line, and the last record of a
 (subset, task, trial) wins, so re-running errored episodes never duplicates them. When a run completes the
 file is rewritten atomically in canonical order, which makes it byte-identical across reruns with the same
 seed and model answers. Wall-clock timings live in timings.jsonl for that reason.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import tempfile
@@ -46,19 +47,41 @@ def write_json(path: Path, obj: Any) -> None:
 
 
 class JsonlAppender:
-    """Appends one JSON object per line, flushed and fsynced before ``append`` returns."""
+    """Appends one JSON object per line. ``append`` writes and flushes at once (the line survives a killed
+    process); ``commit`` waits until an fsync covering that line has finished (it survives a machine crash).
+    Concurrent committers share one fsync (group commit), run in a thread so the event loop keeps going."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         _drop_torn_tail(self.path)
         self._file = open(self.path, "a", encoding="utf-8")
+        self._written = 0  # lines written
+        self._synced = 0  # lines covered by a finished fsync
+        self._syncing: Optional[asyncio.Task] = None
 
     def append(self, obj: Any) -> None:
         self._file.write(dumps(obj) + "\n")
         self._file.flush()
-        os.fsync(self._file.fileno())
+        self._written += 1
+
+    async def commit(self) -> None:
+        target = self._written
+        while self._synced < target:
+            if self._syncing is None:
+                self._syncing = asyncio.create_task(self._sync())
+            await asyncio.shield(self._syncing)
+
+    async def _sync(self) -> None:
+        upto = self._written
+        try:
+            await asyncio.to_thread(os.fsync, self._file.fileno())
+            self._synced = max(self._synced, upto)
+        finally:
+            self._syncing = None
 
     def close(self) -> None:
+        self._file.flush()
+        os.fsync(self._file.fileno())
         self._file.close()
 
 
