@@ -2,21 +2,13 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from math import comb
 from typing import Iterable, Optional
 
-PASS_THRESHOLD = 1 - 1e-6  # tau2 counts a trial as a success when reward >= 1 - 1e-6
+from . import stats
 
 
 def is_success(reward: Optional[float]) -> bool:
-    return reward is not None and reward >= PASS_THRESHOLD
-
-
-def pass_hat_k(successes: int, trials: int, k: int) -> float:
-    """tau2's pass^k for one task: the chance that k trials drawn without replacement all succeed."""
-    if k > trials:
-        raise ValueError(f"pass^{k} needs at least {k} trials, got {trials}")
-    return comb(successes, k) / comb(trials, k)
+    return reward is not None and stats.is_success(reward)
 
 
 def _mean(values: list[float]) -> Optional[float]:
@@ -41,9 +33,11 @@ def summarize_episodes(records: Iterable[dict], trials: int) -> dict:
             else:
                 components[name].append(value)
     out = {"tasks": len(per_task), "episodes": episodes, "errors": errors}
+    # As tau2: pass^k only for k up to the fewest scored trials any task has.
+    top = stats.max_k([len(rs) for rs in per_task.values()])
     for k in range(1, trials + 1):
-        scores = [pass_hat_k(sum(map(is_success, rs)), len(rs), k) for rs in per_task.values() if len(rs) >= k]
-        out[f"pass^{k}"] = _mean(scores)
+        out[f"pass^{k}"] = (_mean([stats.pass_hat_k(len(rs), sum(map(is_success, rs)), k) for rs in per_task.values()])
+                            if k <= top else None)
     out["mean_reward"] = _mean([x for rs in per_task.values() for x in rs])
     out["components"] = {name: _mean(vals) for name, vals in sorted(components.items())}
     out["incomplete_components"] = sorted(skipped)
