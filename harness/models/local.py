@@ -1,0 +1,143 @@
+"""Local checkpoints as chat models: the part shared by the transformers and vLLM backends.
+
+A :class:`LocalChatModel` renders the conversation with the checkpoint's chat template, queues the prompt
+for the backend's batched generator, parses the completion into an assistant message with the tool-call
+parser the template implies (or the one named), and records the turn's token ids and log-probabilities
+(see :mod:`.trace`). Backends only implement ``_generate_batch``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from ..errors import ConfigError, ModelError
+from ..types import Message, ToolCall, ToolSpec, Usage
+from .batching import MicroBatcher
+from .chat_template import encode_prompt, render_prompt
+from .parsers import get_parser, parser_for_template
+from .trace import TurnRecord, emit
+
+BACKENDS = ("transformers", "vllm")
+LOCAL_PARAMS = {"parser", "max_new_tokens", "temperature", "top_p", "max_batch", "default_seed", "on_turn"}
+BACKEND_PARAMS = {"transformers": {"device", "dtype"}, "vllm": {"engine_args"}}
+
+
+@dataclass
+class GenerationRequest:
+    prompt_ids: list[int]
+    max_new_tokens: int
+    temperature: float
+    top_p: float
+    seed: int
+
+
+@dataclass
+class GenerationResult:
+    token_ids: list[int]  # generated ids, verbatim, the stop token included when one was generated
+    logprobs: list[float]
+    finish_reason: str  # "stop" or "length"
+
+
+def call_id(prompt_ids: list[int], completion_ids: list[int], index: int) -> str:
+    """A tool-call id that depends only on the token streams, so reruns give the same ids."""
+    key = json.dumps([len(prompt_ids), prompt_ids[-256:], completion_ids, index]).encode()
+    return "call_" + hashlib.sha256(key).hexdigest()[:24]
+
+
+def stop_ids_for(tokenizer, generation_config) -> set[int]:
+    """Token ids that end a completion: the generation config's EOS ids and the tokenizer's EOS."""
+    ids: set[int] = set()
+    for value in (getattr(generation_config, "eos_token_id", None), getattr(tokenizer, "eos_token_id", None)):
+        if isinstance(value, int):
+            ids.add(value)
+        elif value:
+            ids.update(int(v) for v in value)
+    return ids
+
+
+class LocalChatModel:
+    """Base class of the local backends (implements the ChatModel protocol).
+
+    ``temperature`` 0 means greedy decoding. ``seed`` None in :meth:`chat` uses ``default_seed``, so every
+    run is reproducible: the same seed and the same conversation give the same completion. ``on_turn`` is
+    called with every :class:`TurnRecord`, in addition to any active ``record_turns()`` recorder.
+    """
+
+    def __init__(self, tokenizer, *, stop_ids: set[int], max_context: Optional[int] = None,
+                 parser: Optional[str] = None, max_new_tokens: int = 512, temperature: float = 0.0,
+                 top_p: float = 1.0, max_batch: int = 16, default_seed: int = 0,
+                 on_turn: Optional[Callable[[TurnRecord], None]] = None):
+        if max_new_tokens < 1:
+            raise ConfigError("max_new_tokens must be at least 1")
+        if temperature < 0 or not 0 < top_p <= 1:
+            raise ConfigError("temperature must be >= 0 and top_p in (0, 1]")
+        self.tokenizer = tokenizer
+        self.stop_ids = set(stop_ids)
+        self.max_context = max_context
+        self.parser_name = parser or parser_for_template(getattr(tokenizer, "chat_template", None))
+        try:
+            self.parse = get_parser(self.parser_name)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
+        self.default_seed = default_seed
+        self.on_turn = on_turn
+        self.batcher: MicroBatcher[GenerationRequest, GenerationResult] = MicroBatcher(
+            self._generate_batch, max_batch=max_batch)
+
+    def _generate_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        raise NotImplementedError
+
+    def prompt_ids(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None) -> list[int]:
+        return encode_prompt(self.tokenizer, render_prompt(self.tokenizer, messages, tools))
+
+    def completion_text(self, token_ids: list[int]) -> str:
+        """The completion as text for the parser: the trailing stop token dropped, special tokens kept (some
+        formats mark tool calls with them)."""
+        ids = token_ids[:-1] if token_ids and token_ids[-1] in self.stop_ids else token_ids
+        return self.tokenizer.decode(ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+
+    async def chat(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
+                   seed: Optional[int] = None) -> tuple[Message, Usage]:
+        prompt = self.prompt_ids(messages, tools)
+        budget = self.max_new_tokens
+        if self.max_context is not None:
+            budget = min(budget, self.max_context - len(prompt))
+            if budget < 1:
+                raise ModelError(f"the prompt is {len(prompt)} tokens; the model's context is "
+                                 f"{self.max_context} tokens")
+        seed = self.default_seed if seed is None else seed
+        result = await self.batcher.submit(GenerationRequest(prompt, budget, self.temperature, self.top_p, seed))
+        text = self.completion_text(result.token_ids)
+        parsed = self.parse(text)
+        calls = [ToolCall(id=call_id(prompt, result.token_ids, i), name=c.name, arguments=c.arguments)
+                 for i, c in enumerate(parsed.tool_calls)]
+        message = Message(role="assistant", content=parsed.content, tool_calls=calls or None)
+        record = TurnRecord(prompt_ids=prompt, completion_ids=list(result.token_ids),
+                            logprobs=list(result.logprobs), finish_reason=result.finish_reason, text=text,
+                            message=message, seed=seed)
+        emit(record)
+        if self.on_turn is not None:
+            self.on_turn(record)
+        return message, Usage(requests=1, prompt_tokens=len(prompt), completion_tokens=len(result.token_ids))
+
+
+def make_local_chat_model(path, backend: str = "transformers", **params) -> LocalChatModel:
+    """A chat model on the checkpoint directory ``path``. ``backend`` is ``transformers`` or ``vllm``;
+    ``params`` go to the backend (parser, max_new_tokens, temperature, top_p, max_batch, ...)."""
+    params = dict(params)
+    if "max_tokens" in params:  # the OpenAI request name, as `--agent-params '{"max_tokens": N}'` gives it
+        params.setdefault("max_new_tokens", params.pop("max_tokens"))
+    unknown = sorted(set(params) - LOCAL_PARAMS - BACKEND_PARAMS.get(backend, set()))
+    if unknown:
+        raise ConfigError(f"local {backend} model: unknown parameter(s) {', '.join(unknown)}; known: "
+                          f"{', '.join(sorted(LOCAL_PARAMS | BACKEND_PARAMS.get(backend, set())))}")
+    if backend == "transformers":
+        from .transformers_backend import TransformersChatModel
+        return TransformersChatModel(path, **params)
+    if backend == "vllm":
+        from .vllm_backend import VllmChatModel
+        return VllmChatModel(path, **params)
+    raise ConfigError(f"unknown local backend {backend!r}; choose one of: {', '.join(BACKENDS)}")

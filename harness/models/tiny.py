@@ -1,0 +1,119 @@
+"""An offline test model: a tiny random-initialised causal LM with a tool-capable chat template.
+
+Nothing comes from a model hub. The tokenizer is a byte-level BPE trained here on a small built-in corpus
+(any NFC-normalised text round-trips exactly), the chat template is in the Hermes/Qwen style (tools listed
+in the system turn, ``<tool_call>{json}</tool_call>`` in assistant turns, tool results as
+``<tool_response>``), and the weights are random. Its outputs are noise, so benchmark scores with it are
+near zero by design: it exists so that tests and offline examples can exercise the local backends end to
+end on a CPU.
+
+``build_tiny_checkpoint(out_dir, seed)`` writes an ordinary checkpoint directory; the same seed gives
+byte-identical files.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
+# Kept as single (non-special) tokens so they survive decoding, as in the models that use this format.
+TOOL_MARKERS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<tools>", "</tools>")
+VOCAB_SIZE = 1024
+
+# Our own template in the Hermes/Qwen layout. Consecutive tool results share one user-side turn. Chat
+# templates run with trim_blocks, which eats a newline right after a block tag: such newlines are written
+# as {{ NL }} expressions instead.
+CHAT_TEMPLATE = (
+    "{% set NL = '\\n' %}{% set msgs = messages %}"
+    "{% if tools or (msgs and msgs[0].role == 'system') %}<|im_start|>system{{ NL }}"
+    "{% if msgs and msgs[0].role == 'system' %}{{ msgs[0].content }}{% set msgs = msgs[1:] %}{% endif %}"
+    "{% if tools %}{{ NL }}{{ NL }}You may call functions. Their signatures are listed inside <tools></tools>:"
+    "{{ NL }}<tools>{% for tool in tools %}{{ NL }}{{ tool | tojson }}{% endfor %}{{ NL }}</tools>{{ NL }}"
+    "{{ NL }}To call a function, reply with a JSON object inside <tool_call></tool_call> tags:{{ NL }}"
+    "<tool_call>{{ NL }}{\"name\": <function-name>, \"arguments\": <arguments-object>}{{ NL }}</tool_call>"
+    "{% endif %}<|im_end|>{{ NL }}{% endif %}"
+    "{% for m in msgs %}"
+    "{% if m.role == 'tool' %}"
+    "{% if loop.first or msgs[loop.index0 - 1].role != 'tool' %}<|im_start|>user{% endif %}"
+    "{{ NL }}<tool_response>{{ NL }}{{ m.content }}{{ NL }}</tool_response>"
+    "{% if loop.last or msgs[loop.index0 + 1].role != 'tool' %}<|im_end|>{{ NL }}{% endif %}"
+    "{% else %}"
+    "<|im_start|>{{ m.role }}{{ NL }}{% if m.content %}{{ m.content }}{% endif %}"
+    "{% for call in (m.tool_calls or []) %}"
+    "{% set fn = call.function if call.function is defined else call %}"
+    "{% if m.content or not loop.first %}{{ NL }}{% endif %}"
+    "<tool_call>{{ NL }}{\"name\": {{ fn.name | tojson }}, \"arguments\": "
+    "{% if fn.arguments is string %}{{ fn.arguments }}{% else %}{{ fn.arguments | tojson }}{% endif %}"
+    "}{{ NL }}</tool_call>"
+    "{% endfor %}"
+    "<|im_end|>{{ NL }}"
+    "{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant{{ NL }}{% endif %}"
+)
+
+# Training text for the BPE merges: chat scaffolding, JSON punctuation and words common in the benchmarks.
+_CORPUS = [
+    "<|im_start|>system\nYou are a helpful customer service agent. Follow the policy.<|im_end|>\n",
+    "<|im_start|>user\nHi! I want to cancel my order and get a refund, please.<|im_end|>\n",
+    "<|im_start|>assistant\nSure, I can help with that. Could you tell me your user id and order id?<|im_end|>\n",
+    '<tool_call>\n{"name": "get_order_details", "arguments": {"order_id": "#W1234567"}}\n</tool_call>',
+    '<tool_call>\n{"name": "find_user_id_by_name_zip", "arguments": {"first_name": "Yusuf", '
+    '"last_name": "Rossi", "zip": "19122"}}\n</tool_call>',
+    '<tool_response>\n{"order_id": "#W1234567", "status": "pending", "items": [{"item_id": "123", '
+    '"price": 54.04, "options": {"color": "red", "size": "M"}}]}\n</tool_response>',
+    '{"type": "function", "function": {"name": "cancel_pending_order", "description": "Cancel a pending '
+    'order.", "parameters": {"type": "object", "properties": {"reason": {"type": "string", "enum": '
+    '["no longer needed", "ordered by mistake"]}}, "required": ["order_id", "reason"]}}}',
+    "Error: the order is not pending. The user is not found. Transfer to a human agent. ###STOP###",
+    "flight reservation baggage cabin economy business passenger payment gift card credit certificate",
+    "phone data roaming airplane mode network signal sim card mobile settings reboot refuel plan bill",
+    "ls cd mkdir cat grep sort touch mv cp file directory message send post ticket stock trade watchlist",
+    "def get(self, name: str, value: int = 0) -> bool: return True if x == 1 else None [1, 2, 3] (a, b)",
+    "The quick brown fox jumps over the lazy dog. 0123456789 ,.;:!?'\"()[]{}<>/\\|@#$%^&*-_=+~`",
+]
+
+
+def _train_tokenizer():
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.normalizer = normalizers.NFC()  # as Qwen2's tokenizer, which transformers 5 loads this one as
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB_SIZE, special_tokens=[PAD, IM_START, IM_END],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
+    return tok
+
+
+def build_tiny_tokenizer():
+    """The tiny model's tokenizer (a ``PreTrainedTokenizerFast``) with its chat template."""
+    from transformers import PreTrainedTokenizerFast
+
+    tok = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(), bos_token=None, eos_token=IM_END,
+                                  pad_token=PAD, clean_up_tokenization_spaces=False, model_max_length=32768)
+    tok.add_tokens(list(TOOL_MARKERS))
+    tok.padding_side = "left"
+    tok.chat_template = CHAT_TEMPLATE
+    return tok
+
+
+def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0) -> Path:
+    """Write a tiny random causal LM (Qwen2 architecture, hidden 64, 2 layers) and its tokenizer to
+    ``out_dir``; returns the directory. Runs fully offline."""
+    import torch
+    from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    tok = build_tiny_tokenizer()
+    eos, pad = tok.convert_tokens_to_ids(IM_END), tok.convert_tokens_to_ids(PAD)
+    config = Qwen2Config(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=32768,
+                         tie_word_embeddings=True, eos_token_id=eos, pad_token_id=pad, bos_token_id=None)
+    torch.manual_seed(seed)
+    model = Qwen2ForCausalLM(config).to(torch.float32).eval()
+    model.generation_config = GenerationConfig(eos_token_id=eos, pad_token_id=pad, do_sample=False)
+    model.save_pretrained(out)
+    tok.save_pretrained(out)
+    return out

@@ -1,0 +1,75 @@
+"""A local checkpoint on an in-process vLLM engine (optional extra ``vllm``; needs a GPU).
+
+Rendering, parsing and turn records are the same as the transformers backend's (see :mod:`.local`); only
+generation differs: each micro-batch is one ``LLM.generate`` call over token-id prompts with a per-request
+seed. vLLM is imported when a model is built, never at module import, so nothing else depends on it.
+
+Log-probabilities: vLLM reports them under the distribution its ``logprobs_mode`` engine setting names
+(by default the raw model softmax, before temperature). They equal the transformers backend's only at
+temperature 1; pass ``logprobs_mode="processed_logprobs"`` (vLLM >= 0.10) in ``engine_args`` to have them
+after temperature scaling.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+from ..errors import ConfigError
+from .local import GenerationRequest, GenerationResult, LocalChatModel, stop_ids_for
+
+
+def import_vllm():
+    """The vllm module, or a ConfigError saying how to install it."""
+    try:
+        import vllm
+    except ImportError as exc:
+        raise ConfigError(f"the vllm backend needs the optional extra: pip install 'mua[vllm]' ({exc})") from None
+    return vllm
+
+
+def _sampled_logprob(position: Any, token: int) -> float:
+    """The sampled token's log-probability from one position of vLLM's logprobs output."""
+    entry = position.get(token) if position else None
+    value = getattr(entry, "logprob", entry)
+    return float(value) if value is not None else float("nan")
+
+
+class VllmChatModel(LocalChatModel):
+    """``path`` is a checkpoint directory; ``engine_args`` go to ``vllm.LLM`` (e.g. gpu_memory_utilization,
+    max_model_len, dtype)."""
+
+    def __init__(self, path: str | Path, *, engine_args: Optional[dict] = None, **params):
+        vllm = import_vllm()
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise ConfigError(f"{path} is not a checkpoint directory (no config.json)")
+        self._vllm = vllm
+        self.engine = vllm.LLM(model=str(path), **(engine_args or {}))
+        tokenizer = self.engine.get_tokenizer()
+        from transformers import GenerationConfig
+        try:
+            generation_config = GenerationConfig.from_pretrained(path)
+        except OSError:  # no generation_config.json: the tokenizer's EOS alone
+            generation_config = None
+        stop_ids = stop_ids_for(tokenizer, generation_config)
+        if not stop_ids:
+            raise ConfigError(f"{path}: neither the tokenizer nor generation_config names an EOS token")
+        max_context = getattr(self.engine.llm_engine.model_config, "max_model_len", None)
+        super().__init__(tokenizer, stop_ids=stop_ids, max_context=max_context, **params)
+
+    def _sampling_params(self, req: GenerationRequest):
+        return self._vllm.SamplingParams(
+            n=1, temperature=req.temperature, top_p=req.top_p, seed=req.seed, max_tokens=req.max_new_tokens,
+            logprobs=0, stop_token_ids=sorted(self.stop_ids), skip_special_tokens=False)
+
+    def _generate_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        prompts = [{"prompt_token_ids": list(r.prompt_ids)} for r in requests]
+        outputs = self.engine.generate(prompts, [self._sampling_params(r) for r in requests], use_tqdm=False)
+        results = []
+        for out in outputs:
+            completion = out.outputs[0]
+            ids = [int(t) for t in completion.token_ids]
+            logprobs = [_sampled_logprob(p, t) for p, t in zip(completion.logprobs or [], ids)]
+            finish = "stop" if completion.finish_reason == "stop" else "length"
+            results.append(GenerationResult(token_ids=ids, logprobs=logprobs, finish_reason=finish))
+        return results

@@ -1,0 +1,54 @@
+import hashlib
+import unicodedata
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("transformers", reason="the tiny model needs transformers (pip install 'mua[local]')")
+
+from mua.harness.models.tiny import build_tiny_checkpoint  # noqa: E402
+
+
+def digests(path):
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(path.iterdir())}
+
+
+def test_checkpoint_is_an_ordinary_directory_and_builds_byte_identically(tiny_checkpoint, tmp_path):
+    from transformers import AutoConfig
+
+    names = set(digests(tiny_checkpoint))
+    assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} <= names
+    config = AutoConfig.from_pretrained(tiny_checkpoint)
+    assert (config.hidden_size, config.num_hidden_layers) == (64, 2)
+    assert digests(build_tiny_checkpoint(tmp_path / "again", seed=0)) == digests(tiny_checkpoint)
+    other = digests(build_tiny_checkpoint(tmp_path / "other", seed=1))
+    assert other["model.safetensors"] != digests(tiny_checkpoint)["model.safetensors"]
+    assert other["tokenizer.json"] == digests(tiny_checkpoint)["tokenizer.json"]
+
+
+def test_template_lists_tools_and_renders_calls_and_results(tiny_tokenizer):
+    tools = [{"type": "function", "function": {"name": "f", "description": "d", "parameters": {}}}]
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"},
+                {"role": "assistant", "content": "", "tool_calls": [
+                    {"type": "function", "function": {"name": "f", "arguments": {"a": 1}}},
+                    {"type": "function", "function": {"name": "f", "arguments": "not json"}}]},
+                {"role": "tool", "content": "R1"}, {"role": "tool", "content": "R2"},
+                {"role": "assistant", "content": "A"}]
+    text = tiny_tokenizer.apply_chat_template(messages, tools=tools, tokenize=False, add_generation_prompt=True)
+    assert text.startswith("<|im_start|>system\nS\n\nYou may call functions.")
+    assert '<tools>\n{"type": "function", "function": {"name": "f"' in text
+    assert ('<|im_start|>assistant\n<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>\n'
+            '<tool_call>\n{"name": "f", "arguments": not json}\n</tool_call><|im_end|>\n') in text
+    assert ("<|im_start|>user\n<tool_response>\nR1\n</tool_response>\n<tool_response>\nR2\n"
+            "</tool_response><|im_end|>\n") in text
+    assert text.endswith("<|im_start|>assistant\nA<|im_end|>\n<|im_start|>assistant\n")
+    plain = tiny_tokenizer.apply_chat_template([{"role": "user", "content": "hi"}], tokenize=False)
+    assert plain == "<|im_start|>user\nhi<|im_end|>\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60).map(lambda s: unicodedata.normalize("NFC", s)))
+def test_tokenizer_round_trips_any_nfc_text(tiny_tokenizer, text):
+    ids = tiny_tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert tiny_tokenizer.decode(ids, skip_special_tokens=False) == text
