@@ -122,8 +122,9 @@ def read_result_file(bench: "BfclBenchmark", path: Path, data_dir: Path) -> Opti
                 if task is None:
                     yield ReplayItem(None, [], subset, task_id, official=official, error="unknown task id")
                 elif not isinstance(result, list):
-                    yield ReplayItem(task, [], subset, task_id, official=official,
-                                     error="multi_turn:inference_error: result is not a list of turns")
+                    # Inference failed upstream (the result is an error text): the official checker marks the
+                    # entry invalid, so it is scored, as an empty trajectory, rather than reported unreadable.
+                    yield ReplayItem(task, [], subset, task_id, official=official, termination="inference_error")
                 else:
                     yield ReplayItem(task, entry_messages(task, result, data_dir), subset, task_id,
                                      official=official)
