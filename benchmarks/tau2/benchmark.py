@@ -5,14 +5,13 @@ import json
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
                                     User)
-from mua.harness.types import Message, Score, Task, ToolCall
-from mua.harness.users import ScriptedUser, SimulatedUser
+from mua.harness.types import Message, Score, Task
+from mua.harness.users import SimulatedUser
 
-from . import official, scoring
+from . import gold, official, scoring
 from .domain import Tau2Domain
 from .environment import Tau2Environment
 from .judge import judge_nl_assertions
@@ -26,6 +25,12 @@ from .tasks import Tau2Task, load_tasks
 # stops earlier than tau2 would. (tau2 also lets the step limit override a user stop in the same step.)
 MAX_MESSAGES = 201
 MAX_ERRORS = 10
+
+
+def _opening(task: Task) -> str:
+    instructions = (task.scenario or {}).get("instructions")
+    opening = instructions.get("reason_for_call") if isinstance(instructions, dict) else str(instructions)
+    return opening or "Hello."
 
 
 class Tau2Benchmark(Benchmark):
@@ -65,24 +70,12 @@ class Tau2Benchmark(Benchmark):
 
     # -- gold -----------------------------------------------------------------------------------------------
     def gold_agent(self, task: Task) -> Agent:
-        """Replays the assistant-side gold actions, one call per message, then states every communicate_info."""
-        evaluation = task.evaluation or {}
-        script = []
-        for i, action in enumerate(evaluation.get("actions") or []):
-            if (action.get("requestor") or "assistant") != "assistant":
-                continue
-            call = ToolCall(id=f"gold_{i}", name=action["name"],
-                            arguments=json.dumps(action.get("arguments") or {}))
-            script.append(Message(role="assistant", tool_calls=[call]))
-        infos = evaluation.get("communicate_info") or []
-        final = "Done." + (" " + " ".join(str(i) for i in infos) if infos else "")
-        script.append(Message(role="assistant", content=final))
-        return ScriptedAgent([script], fallback=final)
+        """Replays the gold actions of the assistant side (see ``gold.py``), then states every communicate_info."""
+        return gold.gold_agent(task.evaluation, _opening(task))
 
     def gold_user(self, task: Task) -> User:
-        instructions = (task.scenario or {}).get("instructions")
-        opening = instructions.get("reason_for_call") if isinstance(instructions, dict) else str(instructions)
-        return ScriptedUser([opening or "Hello.", STOP], stop_markers=USER_STOP_MARKERS)
+        """Opens with the reason for calling, replays the user-side gold actions (telecom), then stops."""
+        return gold.gold_user(task.evaluation, _opening(task))
 
     # -- scoring --------------------------------------------------------------------------------------------
     def _gold_fingerprint(self, domain: Tau2Domain, task: Task) -> Any:
