@@ -50,8 +50,8 @@ def peak_rss_mb() -> float:
 
 
 def start_mock() -> tuple[subprocess.Popen, str]:
-    env = dict(os.environ, PYTHONPATH=f"{HERE}:{HERE.parent}")
-    proc = subprocess.Popen([sys.executable, str(HERE.parent / "mock_openai.py"), "--responder", "responders:retail"],
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent))
+    proc = subprocess.Popen([sys.executable, str(HERE.parent / "mock_openai.py"), "--responder", "helpers.responders:retail"],
                             stdout=subprocess.PIPE, text=True, env=env)
     line = proc.stdout.readline().split()
     assert line and line[0] == "READY", line
@@ -106,11 +106,9 @@ def main() -> None:
         big = level(base_url, data_dir, args.in_flight, args.in_flight)
         print(f"{args.in_flight} episodes in flight: peak RSS {peak_rss_mb():.0f} MB; baseline (benchmark loaded, "
               f"before any run) {loaded_mb:.0f} MB; {big['eps']:.1f} eps/s")
-        from mua.benchmarks.tau2.registry import get_domain  # noqa: E402 (adapter detail, for the baseline only)
-
-        db = get_domain("retail", data_dir)
+        db = json.loads((data_dir / "tau2/domains/retail/db.json").read_text())
         tracemalloc.start()
-        copy.deepcopy(db.base if hasattr(db, "base") else db)
+        copy.deepcopy(db)
         one_copy = tracemalloc.get_traced_memory()[1] / 2**20
         tracemalloc.stop()
         print(f"baseline per episode with a deep-copied DB: {one_copy:.1f} MB -> {args.in_flight} in flight would "
