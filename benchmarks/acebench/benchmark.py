@@ -58,6 +58,9 @@ class AceBenchmark(Benchmark):
             return MultiStepUser(task.scenario)
         return GoldMultiTurnUser(task.scenario)
 
+    def needs_user_model(self, subset: str) -> bool:
+        return "multi_turn" in subset  # multi_step has no user after the opening request
+
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         if task.raw["world"].category == "multi_step":
             return MultiStepUser(task.scenario)

@@ -57,8 +57,8 @@ class BfclBenchmark(Benchmark):
     def gold_user(self, task: Task) -> User:
         return ScriptedUser(user_turns(task, self._dir(task)))
 
-    def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
-        return self.gold_user(task)  # BFCL's user is always the scripted question turns
+    def needs_user_model(self, subset: str) -> bool:
+        return False  # BFCL's user is always the scripted question turns
 
     def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
               termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
