@@ -1,0 +1,81 @@
+"""`mua train`: GRPO training of a local policy checkpoint on a benchmark's train split, with the episodes
+played by the same runner as `mua eval` (see mua.training)."""
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from ..data import resolve_data_dir
+from ..errors import ConfigError
+
+# flag -> TrainConfig field, for the flags that override a config file
+_FLAGS = {
+    "policy": str, "output_dir": str, "benchmark": str, "subsets": str, "split": str, "task_ids": str,
+    "limit": int, "user_model": str, "user_base_url": str, "num_generations": int, "batch_size": int,
+    "gradient_accumulation_steps": int, "max_steps": int, "learning_rate": float, "beta": float,
+    "temperature": float, "max_turn_tokens": int, "max_completion_tokens": int, "generation": str,
+    "vllm_server_url": str, "concurrency": int, "seed": int, "save_steps": int, "samples_per_step": int,
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train", help="GRPO-train a local checkpoint on benchmark tasks with a simulated user",
+        description="Trains POLICY with GRPO (TRL) on the train split: each task is played num_generations times "
+                    "by run_episode with the user simulator in the loop, and the benchmark's reward drives the "
+                    "update. Settings come from --config (YAML; keys as in training/configs/example.yaml) and "
+                    "the flags below, which override it. Re-running the same command resumes from the newest "
+                    "checkpoint in --output-dir. Score the result with `mua eval --agent-model OUTPUT_DIR`.")
+    p.add_argument("--config", help="YAML file of training settings")
+    for name, kind in _FLAGS.items():
+        flag = "--" + name.replace("_", "-")
+        p.add_argument(flag, type=kind, dest=name, default=None, help=_HELP.get(name, argparse.SUPPRESS))
+    p.add_argument("--allow-test-split", action="store_true", default=None,
+                   help="train on the test split anyway (contaminates every score reported on it)")
+    p.add_argument("--bf16", action="store_true", default=None, help="bfloat16 mixed precision (GPU)")
+    p.add_argument("--no-resume", dest="resume", action="store_false", default=None,
+                   help="start over even if OUTPUT_DIR holds checkpoints")
+    p.add_argument("--no-progress", dest="progress", action="store_false", default=None, help="no progress bar")
+    p.add_argument("--data-dir", help="benchmark data directory (default: $MUA_DATA_DIR, ../shared/data, ...)")
+    p.set_defaults(func=run)
+
+
+_HELP = {
+    "policy": "checkpoint directory of the policy (weights, tokenizer with a chat template)",
+    "output_dir": "where checkpoints, metrics.jsonl, samples/ and the final model go",
+    "benchmark": "benchmark name (e.g. tau2)", "subsets": "comma-separated subsets (default: all)",
+    "split": "task split (default: train)", "task_ids": "comma-separated task ids", "limit": "tasks per subset",
+    "user_model": "'scripted' (the benchmark's scripted user), an endpoint model name, or a checkpoint dir",
+    "user_base_url": "OpenAI-compatible base URL of the user model",
+    "num_generations": "episodes per task in a GRPO group (G)", "batch_size": "episodes per device per step",
+    "max_steps": "optimizer steps", "learning_rate": "learning rate",
+    "max_turn_tokens": "generated tokens per agent reply",
+    "max_completion_tokens": "episode tokens after the first prompt; an episode that runs out is truncated",
+    "generation": "transformers, vllm_colocate or vllm_server", "vllm_server_url": "vLLM server base URL",
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from ...training.config import load_config
+    from ..registry import get_benchmark
+
+    overrides = {name: getattr(args, name) for name in _FLAGS}
+    for name in ("allow_test_split", "bf16", "resume", "progress"):
+        overrides[name] = getattr(args, name)
+    cfg = load_config(args.config, overrides)
+    if not cfg.benchmark:
+        raise ConfigError("name a benchmark: --benchmark NAME (or benchmark: in --config)")
+    bench = get_benchmark(cfg.benchmark)
+    test_splits = ("test", None) + ((bench.default_split,) if bench.default_split not in (None, "train") else ())
+    cfg.validate(test_splits)
+    try:
+        from ...training.grpo import train
+    except ImportError as exc:
+        raise ConfigError(f"mua train needs torch, transformers, trl and datasets ({exc})") from None
+    data_dir = resolve_data_dir(args.data_dir or cfg.data_dir)
+    out = train(cfg, bench, Path(data_dir))
+    print(f"trained policy written to {out}; score it with: mua eval --benchmark {cfg.benchmark} "
+          f"--agent-model {out}")
+    return 0

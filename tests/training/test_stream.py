@@ -1,0 +1,124 @@
+"""The token stream: built once, generated ids kept verbatim, context appended as template suffixes."""
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from helpers.counter_bench import CounterBenchmark
+from training_fakes import ScriptedBackend
+
+from mua.harness.agents import ModelAgent
+from mua.harness.models.chat_template import template_messages
+from mua.harness.runner import agent_view, run_episode
+from mua.harness.types import Message, ToolCall
+from mua.harness.users import ScriptedUser
+from mua.training.policy import Budget, BudgetExhausted, Sampling, StreamPolicy
+from mua.training.sft import gold_streams, teacher_policy
+from mua.training.stream import StreamError, TemplateSuffixer, TokenStream, stop_text_of
+
+BENCH = CounterBenchmark(n_tasks=3)
+
+
+def _policy(tokenizer, stop_ids, backend, budget=None):
+    pol = teacher_policy(tokenizer, stop_ids, budget)
+    pol.backend = backend
+    return pol
+
+
+def _segments(stream: TokenStream) -> list[tuple[int, list[int]]]:
+    segs: list[tuple[int, list[int]]] = []
+    for token, mask in zip(stream.completion_ids, stream.env_mask):
+        if not segs or segs[-1][0] != mask:
+            segs.append((mask, []))
+        segs[-1][1].append(token)
+    return segs
+
+
+def test_gold_stream_decodes_to_the_rendered_conversation(tiny_tokenizer, stop_ids):
+    tasks = BENCH.load_tasks(None, "hard")
+    streams = gold_streams(BENCH, tasks, tiny_tokenizer, stop_ids)
+    for task, stream in zip(tasks, streams):
+        result = asyncio.run(run_episode(BENCH, task, BENCH.gold_agent(task), BENCH.gold_user(task)))
+        view = [Message(role="system", content="You operate a counter.")] + agent_view(result.messages)
+        last = max(i for i, m in enumerate(view) if m.role == "assistant")
+        rendered = tiny_tokenizer.apply_chat_template(
+            template_messages(view[:last + 1]), tools=[t.to_openai() for t in BENCH.start(task).env.agent_tools()],
+            tokenize=False)
+        suffixer = TemplateSuffixer(tiny_tokenizer, stop_text_of(tiny_tokenizer, stop_ids))
+        decoded = tiny_tokenizer.decode(stream.ids, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        assert decoded + suffixer.after_stop == rendered
+        masks = [m for m, _ in _segments(stream)]
+        assert masks == [1, 0, 1]  # tool call, tool result + generation prompt, final answer
+        assert str(task.evaluation["target"]) in tiny_tokenizer.decode(_segments(stream)[0][1])
+
+
+def test_generated_ids_are_kept_verbatim_and_context_follows(tiny_tokenizer, stop_ids):
+    # Non-canonical JSON spacing: re-rendering would change these tokens; the stream must not.
+    odd = '<tool_call>\n{"name":"add",   "arguments":{"n":3}}\n</tool_call>'
+    eos = tiny_tokenizer.eos_token_id
+    backend = ScriptedBackend(tiny_tokenizer, [odd, "Done."], eos)
+    policy = _policy(tiny_tokenizer, stop_ids, backend)
+    task = BENCH.load_tasks(None, "easy")[2]
+    result = asyncio.run(run_episode(BENCH, task, ModelAgent(policy), BENCH.gold_user(task)))
+    assert result.score.reward == 1.0 and result.messages[2].tool_calls[0].arguments == '{"n": 3}'
+    segs = _segments(policy.stream)
+    assert [m for m, _ in segs] == [1, 0, 1]
+    assert segs[0][1] == backend.replies[0] and segs[2][1] == backend.replies[1]
+    assert tiny_tokenizer.decode(segs[1][1]) == "\n<|im_start|>user\n<tool_response>\n3\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+    # every request's prompt is exactly the stream so far: no re-tokenisation between turns
+    assert backend.requests[1].prompt_ids == policy.stream.prompt_ids + segs[0][1] + segs[1][1]
+    # sampling log-probs on generated tokens, zeros on context
+    assert policy.stream.logprobs[:len(segs[0][1])] == pytest.approx([-0.01 * (i + 1) for i in range(len(segs[0][1]))])
+    assert set(policy.stream.logprobs[len(segs[0][1]):len(segs[0][1]) + len(segs[1][1])]) == {0.0}
+
+
+def test_cut_reply_is_closed_by_the_suffix_and_counted_as_clipped(tiny_tokenizer, stop_ids):
+    backend = ScriptedBackend(tiny_tokenizer, ["I will now think about this for a long long time"], tiny_tokenizer.eos_token_id)
+    policy = _policy(tiny_tokenizer, stop_ids, backend, Budget(max_turn_tokens=4, max_completion_tokens=10**6))
+    task = BENCH.load_tasks(None, "easy")[0]
+    user = ScriptedUser(["first", "second", "###STOP###"], stop_markers=["###STOP###"])
+    asyncio.run(run_episode(BENCH, task, ModelAgent(policy), user))
+    assert policy.clipped_turns == policy.turns == 2
+    first_context = _segments(policy.stream)[1][1]
+    assert tiny_tokenizer.decode(first_context) == "<|im_end|>\n<|im_start|>user\nsecond<|im_end|>\n<|im_start|>assistant\n"
+    assert all(len(ids) == 4 for m, ids in _segments(policy.stream) if m == 1)
+
+
+def test_completion_budget_raises_and_stream_ends_at_last_generated_token(tiny_tokenizer, stop_ids):
+    call = '<tool_call>\n{"name": "add", "arguments": {"n": 1}}\n</tool_call>'
+    backend = ScriptedBackend(tiny_tokenizer, [call], tiny_tokenizer.eos_token_id)
+    policy = _policy(tiny_tokenizer, stop_ids, backend, Budget(max_turn_tokens=64, max_completion_tokens=60))
+    task = BENCH.load_tasks(None, "easy")[0]
+    with pytest.raises(BudgetExhausted):
+        asyncio.run(run_episode(BENCH, task, ModelAgent(policy), BENCH.gold_user(task)))
+    assert all(r.max_new_tokens <= 64 for r in backend.requests)
+    assert len(policy.stream.completion_ids) <= 60 + len(backend.replies[0])
+    trimmed = policy.stream.trimmed()
+    assert trimmed.env_mask[-1] == 1 and trimmed.completion_ids[-1] == tiny_tokenizer.eos_token_id
+    assert sum(trimmed.env_mask) == policy.stream.generated_tokens
+
+
+def test_edited_history_or_changed_tools_are_refused(tiny_tokenizer, stop_ids):
+    backend = ScriptedBackend(tiny_tokenizer, ["ok"], tiny_tokenizer.eos_token_id)
+    policy = _policy(tiny_tokenizer, stop_ids, backend)
+    tools = BENCH.start(BENCH.load_tasks(None, "easy")[0]).env.agent_tools()
+    first = [Message(role="system", content="s"), Message(role="user", content="hi")]
+    reply, _ = asyncio.run(policy.chat(first, tools))
+    with pytest.raises(StreamError, match="does not extend"):
+        asyncio.run(policy.chat(first + [Message(role="assistant", content="other"),
+                                         Message(role="user", content="x")], tools))
+    with pytest.raises(StreamError, match="tools changed"):
+        asyncio.run(policy.chat(first + [reply, Message(role="user", content="x")], []))
+
+
+def test_tool_call_ids_depend_only_on_tokens(tiny_tokenizer, stop_ids):
+    call = '<tool_call>\n{"name": "add", "arguments": {"n": 2}}\n</tool_call>'
+    ids = []
+    for _ in range(2):
+        backend = ScriptedBackend(tiny_tokenizer, [call, "Done."], tiny_tokenizer.eos_token_id)
+        policy = _policy(tiny_tokenizer, stop_ids, backend)
+        task = BENCH.load_tasks(None, "easy")[1]
+        result = asyncio.run(run_episode(BENCH, task, ModelAgent(policy), BENCH.gold_user(task)))
+        ids.append([c.id for m in result.messages for c in (m.tool_calls or [])])
+    assert ids[0] == ids[1] and ids[0][0].startswith("call_")
+    assert isinstance(ToolCall(id=ids[0][0], name="add").id, str)

@@ -1,0 +1,138 @@
+"""Where the policy's tokens come from: token-id prompts in, generated ids and their log-probabilities out.
+
+- :class:`TransformersBackend` runs the trainer's own model (CPU tests, small GPUs). Requests of concurrent
+  episodes are micro-batched (``mua.harness.models.batching``) and decoded by the shared batched decoder,
+  which gives every request its own random generator, so a sample does not depend on its batch-mates.
+- :class:`VllmColocateBackend` uses the vLLM engine TRL runs inside each rank (``vllm_mode="colocate"``);
+  TRL pushes the current weights into it before each rollout.
+- :class:`VllmServerBackend` posts token-id prompts to a vLLM server's ``/v1/completions`` (``trl
+  vllm-serve`` on other GPUs; TRL's main process pushes weights to it). Every rank sends its own requests.
+
+All three sample at the trainer's temperature and report log-probabilities after temperature scaling,
+which is what the trainer recomputes. vLLM paths need a GPU and are not exercised by the CPU test suite.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import urllib.request
+from contextlib import contextmanager
+from typing import Iterator, Optional, Protocol
+
+from mua.harness.errors import ModelError
+from mua.harness.models.batching import MicroBatcher
+from mua.harness.models.local import GenerationRequest, GenerationResult
+
+
+class Backend(Protocol):
+    async def generate(self, request: GenerationRequest) -> GenerationResult: ...
+
+
+class TransformersBackend:
+    """Generates with a live ``transformers`` model; ``model_context`` yields the module to call (the
+    trainer's unwrapped model, parameters gathered under DeepSpeed ZeRO-3)."""
+
+    def __init__(self, model_context, stop_ids: set[int], pad_id: int, device, max_batch: int = 16):
+        self.model_context = model_context
+        self.stop_ids, self.pad_id, self.device = set(stop_ids), pad_id, device
+        self.batcher: MicroBatcher[GenerationRequest, GenerationResult] = MicroBatcher(self._run, max_batch)
+        self._model = None
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        """Hold the model ready (eval mode: no dropout) for one rollout; restores training mode after."""
+        with self.model_context() as model:
+            was_training = model.training
+            model.eval()
+            self._model = model
+            try:
+                yield
+            finally:
+                self._model = None
+                model.train(was_training)
+
+    def _run(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        from mua.harness.models.decode import generate_batch
+
+        if self._model is None:
+            raise RuntimeError("TransformersBackend.generate called outside session()")
+        return generate_batch(self._model, requests, self.stop_ids, self.pad_id, self.device)
+
+    async def generate(self, request: GenerationRequest) -> GenerationResult:
+        return await self.batcher.submit(request)
+
+
+def _vllm_sampling(request: GenerationRequest, stop_ids: set[int]) -> dict:
+    return {"n": 1, "temperature": request.temperature, "top_p": request.top_p, "seed": request.seed,
+            "max_tokens": request.max_new_tokens, "logprobs": 0, "stop_token_ids": sorted(stop_ids),
+            "skip_special_tokens": False}
+
+
+def _finish(ids: list[int], reason: Optional[str], stop_ids: set[int]) -> str:
+    return "stop" if reason == "stop" and ids and ids[-1] in stop_ids else "length"
+
+
+class VllmColocateBackend:
+    """Generates on TRL's in-process vLLM engine (``trainer.vllm_generation.llm``). TRL creates it with
+    ``logprobs_mode="processed_logprobs"``, so log-probabilities are after temperature scaling."""
+
+    def __init__(self, llm, stop_ids: set[int], max_batch: int = 64):
+        from vllm import SamplingParams  # noqa: PLC0415 - optional, GPU only
+
+        self.llm, self.stop_ids, self._params = llm, set(stop_ids), SamplingParams
+        self.batcher: MicroBatcher[GenerationRequest, GenerationResult] = MicroBatcher(self._run, max_batch)
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        yield
+
+    def _run(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
+        prompts = [{"prompt_token_ids": list(r.prompt_ids)} for r in requests]
+        params = [self._params(**_vllm_sampling(r, self.stop_ids)) for r in requests]
+        outputs = self.llm.generate(prompts, sampling_params=params, use_tqdm=False)
+        results = []
+        for out in outputs:
+            c = out.outputs[0]
+            ids = [int(t) for t in c.token_ids]
+            lps = [float(p[t].logprob) if p and t in p else float("nan") for p, t in zip(c.logprobs or [], ids)]
+            results.append(GenerationResult(ids, lps, _finish(ids, c.finish_reason, self.stop_ids)))
+        return results
+
+    async def generate(self, request: GenerationRequest) -> GenerationResult:
+        return await self.batcher.submit(request)
+
+
+class VllmServerBackend:
+    """Generates on a vLLM server over HTTP. The server must report processed log-probabilities (start it
+    with ``--logprobs-mode processed_logprobs``; ``trl vllm-serve`` does)."""
+
+    def __init__(self, base_url: str, model: str, stop_ids: set[int], timeout_s: float = 600.0,
+                 concurrency: int = 64):
+        self.url = base_url.rstrip("/") + "/v1/completions"
+        self.model, self.stop_ids, self.timeout_s = model, set(stop_ids), timeout_s
+        self._slots = threading.BoundedSemaphore(concurrency)  # threads, so any event loop can use it
+
+    @contextmanager
+    def session(self) -> Iterator[None]:
+        yield
+
+    def _post(self, request: GenerationRequest) -> GenerationResult:
+        body = {"model": self.model, "prompt": list(request.prompt_ids), "return_token_ids": True,
+                "return_tokens_as_token_ids": True, **_vllm_sampling(request, self.stop_ids)}
+        req = urllib.request.Request(self.url, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with self._slots, urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                choice = json.load(resp)["choices"][0]
+        except (OSError, ValueError, KeyError, IndexError) as exc:
+            raise ModelError(f"vLLM server {self.url}: {exc}") from exc
+        ids = [int(t) for t in choice["token_ids"]]
+        lps = [float("nan") if x is None else float(x) for x in (choice.get("logprobs") or {}).get(
+            "token_logprobs", [])]
+        if len(lps) != len(ids):
+            raise ModelError(f"vLLM server {self.url}: {len(ids)} tokens but {len(lps)} log-probabilities")
+        return GenerationResult(ids, lps, _finish(ids, choice.get("finish_reason"), self.stop_ids))
+
+    async def generate(self, request: GenerationRequest) -> GenerationResult:
+        return await asyncio.to_thread(self._post, request)

@@ -1,0 +1,137 @@
+"""Builds and runs TRL's GRPOTrainer for a :class:`TrainConfig`: tasks as the prompt column, episodes played
+by ``run_episode`` inside the rollout function, the benchmark's reward as the only reward function."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from mua.harness.errors import ConfigError
+from mua.harness.interfaces import Benchmark, User
+from mua.harness.models.local import stop_ids_for
+from mua.harness.models.parsers import get_parser, parser_for_template
+from mua.harness.types import Task
+
+from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend
+from .config import SCRIPTED, TrainConfig
+from .policy import Budget, Sampling, StreamPolicy
+from .progress import StepLog
+from .rollout import EpisodePlayer, RolloutFunc, RolloutSettings, episode_reward, task_key
+from .stream import TemplateSuffixer, stop_text_of
+
+
+def load_training_tasks(bench: Benchmark, cfg: TrainConfig, data_dir: Path) -> list[Task]:
+    tasks: list[Task] = []
+    for subset in cfg.subsets or list(bench.subsets):
+        if subset not in bench.subsets:
+            raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
+        chosen = bench.load_tasks(data_dir, subset, split=cfg.split)
+        if cfg.task_ids:
+            chosen = [t for t in chosen if t.id in set(cfg.task_ids)]
+        tasks += chosen[:cfg.limit] if cfg.limit is not None else chosen
+    if not tasks:
+        raise ConfigError(f"no {bench.name} tasks match the subsets/split/task ids given")
+    return tasks
+
+
+def user_factory(bench: Benchmark, cfg: TrainConfig) -> Callable[[Task, int], User]:
+    """Each episode's user: the benchmark's scripted user, or its simulator played by ``user_model``."""
+    if cfg.user_model == SCRIPTED:
+        return lambda task, seed: bench.gold_user(task)
+    from mua.harness.models import make_chat_model
+
+    model = make_chat_model(cfg.user_model, base_url=cfg.user_base_url, **dict(cfg.user_params))
+
+    def make(task: Task, seed: int) -> User:
+        if not bench.needs_user_model(task.subset):
+            return bench.gold_user(task)
+        return bench.simulated_user(task, model, seed=seed)
+
+    return make
+
+
+def policy_factory(tokenizer, stop_ids: set[int], cfg: TrainConfig, backend_ref: Callable[[], Any],
+                   max_context: Optional[int]) -> Callable[[int], StreamPolicy]:
+    suffixer = TemplateSuffixer(tokenizer, stop_text_of(tokenizer, stop_ids))
+    parse = get_parser(parser_for_template(tokenizer.chat_template))
+    budget = Budget(cfg.max_turn_tokens, cfg.max_completion_tokens)
+    sampling = Sampling(cfg.temperature, cfg.top_p)
+    return lambda seed: StreamPolicy(backend_ref(), tokenizer, suffixer, stop_ids, parse, budget, sampling,
+                                     seed, max_context=max_context)
+
+
+def backend_factory(cfg: TrainConfig, stop_ids: set[int], pad_id: int) -> Callable[[Any], Any]:
+    def build(trainer):
+        if cfg.generation == "vllm_colocate":
+            return VllmColocateBackend(trainer.vllm_generation.llm, stop_ids)
+        if cfg.generation == "vllm_server":
+            return VllmServerBackend(cfg.vllm_server_url, cfg.policy, stop_ids)
+        from trl.models import unwrap_model_for_generation
+
+        def model_context():
+            return unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator)
+
+        return TransformersBackend(model_context, stop_ids, pad_id, trainer.accelerator.device,
+                                   max_batch=cfg.concurrency)
+    return build
+
+
+def grpo_args(cfg: TrainConfig, **extra):
+    import torch
+    from trl import GRPOConfig
+
+    vllm = {}
+    if cfg.generation != "transformers":
+        vllm = {"use_vllm": True, "vllm_mode": "colocate" if cfg.generation == "vllm_colocate" else "server"}
+        if cfg.generation == "vllm_server":
+            vllm["vllm_server_base_url"] = cfg.vllm_server_url
+    return GRPOConfig(
+        output_dir=cfg.output_dir, num_generations=cfg.num_generations, per_device_train_batch_size=cfg.batch_size,
+        gradient_accumulation_steps=cfg.gradient_accumulation_steps, max_steps=cfg.max_steps,
+        learning_rate=cfg.learning_rate, beta=cfg.beta, loss_type=cfg.loss_type, temperature=cfg.temperature,
+        top_p=cfg.top_p, max_completion_length=cfg.max_turn_tokens, mask_truncated_completions=cfg.mask_truncated,
+        seed=cfg.seed, bf16=cfg.bf16, use_cpu=not torch.cuda.is_available(), save_steps=cfg.save_steps,
+        save_total_limit=cfg.save_total_limit, logging_steps=cfg.logging_steps, report_to="none",
+        disable_tqdm=not cfg.progress, disable_dropout=True, **vllm, **extra)
+
+
+def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer_cls=None, **grpo_extra):
+    """The GRPOTrainer and its rollout function (exposed for tests and scripts)."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import GRPOTrainer
+
+    tokenizer = AutoTokenizer.from_pretrained(cfg.policy)
+    if not getattr(tokenizer, "chat_template", None):
+        raise ConfigError(f"{cfg.policy}: the tokenizer has no chat template")
+    model = AutoModelForCausalLM.from_pretrained(cfg.policy, dtype="auto")
+    stop_ids = stop_ids_for(tokenizer, model.generation_config)
+    if not stop_ids:
+        raise ConfigError(f"{cfg.policy}: neither the tokenizer nor generation_config names an EOS token")
+    pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(stop_ids)
+    rollout: Optional[RolloutFunc] = None
+    make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,
+                                 getattr(model.config, "max_position_embeddings", None))
+    player = EpisodePlayer(bench, tasks, make_policy, user_factory(bench, cfg),
+                           RolloutSettings(cfg.seed, cfg.concurrency, cfg.truncated_reward), filler_id=pad_id)
+    rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step)
+    dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
+    trainer = (trainer_cls or GRPOTrainer)(
+        model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=grpo_args(cfg, **grpo_extra),
+        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(Path(cfg.output_dir), cfg.progress)])
+    return trainer, rollout
+
+
+def train(cfg: TrainConfig, bench: Benchmark, data_dir: Path) -> Path:
+    """Run GRPO; returns the output directory, a normal checkpoint (weights, tokenizer, chat template)."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "train_config.json").write_text(json.dumps(cfg.to_dict(), indent=2, sort_keys=True) + "\n")
+    tasks = load_training_tasks(bench, cfg, data_dir)
+    trainer, _ = build_trainer(cfg, bench, tasks)
+    resume = get_last_checkpoint(str(out)) if cfg.resume else None
+    trainer.train(resume_from_checkpoint=resume)
+    trainer.save_model(str(out))  # model, tokenizer and chat template: `mua eval --agent-model OUT` loads it
+    return out

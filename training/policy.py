@@ -1,0 +1,138 @@
+"""The training policy: a chat model for one episode that keeps the episode's exact token stream.
+
+The runner sees an ordinary :class:`~mua.harness.interfaces.ChatModel` (wrapped in the same ``ModelAgent``
+that ``mua eval`` uses): the agent's view of the conversation in, an assistant message out. Inside, the first
+call renders and encodes the prompt; every later call appends only the template suffix of the messages that
+arrived since its previous reply (see :mod:`.stream`) and generates from the stream's ids.
+
+Budgets: ``max_turn_tokens`` caps one reply (a cut reply is still parsed and played, and counted as
+clipped); ``max_completion_tokens`` caps the stream after the prompt (generated and context tokens). When
+the next reply would have no room left, :class:`BudgetExhausted` is raised; the rollout catches it and marks
+the episode truncated (the runner loop is not duplicated or bypassed).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from mua.harness.interfaces import Agent
+from mua.harness.models.chat_template import encode_prompt, render_prompt
+from mua.harness.models.local import GenerationRequest, call_id
+from mua.harness.models.parsers import ParsedCompletion
+from mua.harness.types import Message, ToolCall, ToolSpec, Usage
+
+from .backends import Backend
+from .stream import StreamError, TemplateSuffixer, TokenStream
+
+
+class BudgetExhausted(Exception):
+    """The episode's completion-token budget is spent; the episode ends truncated."""
+
+
+@dataclass
+class Budget:
+    max_turn_tokens: int = 256
+    max_completion_tokens: int = 2048
+
+
+@dataclass
+class Sampling:
+    temperature: float = 1.0
+    top_p: float = 1.0
+
+
+def turn_seed(episode_seed: int, turn: int) -> int:
+    digest = hashlib.sha256(f"{episode_seed}\x00{turn}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+class StreamPolicy:
+    """One episode's policy. ``seed`` makes every request's sample reproducible and distinct per turn."""
+
+    def __init__(self, backend: Backend, tokenizer, suffixer: TemplateSuffixer, stop_ids: set[int],
+                 parse: Callable[[str], ParsedCompletion], budget: Budget, sampling: Sampling, seed: int,
+                 max_context: Optional[int] = None):
+        self.backend, self.tokenizer, self.suffixer = backend, tokenizer, suffixer
+        self.stop_ids, self.parse, self.budget, self.sampling = set(stop_ids), parse, budget, sampling
+        self.seed, self.max_context = seed, max_context
+        self.stream: Optional[TokenStream] = None
+        self.turns = 0
+        self.clipped_turns = 0  # replies cut by max_turn_tokens
+        self.texts: list[str] = []  # each reply's decoded text, as the parser saw it
+        self.last_view: list[Message] = []
+        self._tools: Optional[list[str]] = None
+        self._seen = 0
+        self._stopped = True
+        self._last_reply: Optional[Message] = None
+
+    def _advance(self, messages: list[Message], tools: Optional[list[ToolSpec]]) -> None:
+        """Bring the stream up to ``messages`` (the agent's view, system prompt first)."""
+        names = [t.name for t in tools or []]
+        self.last_view = list(messages)
+        if self.stream is None:
+            self._tools = names
+            text = render_prompt(self.tokenizer, messages, tools)
+            self.stream = TokenStream(encode_prompt(self.tokenizer, text))
+            return
+        if names != self._tools:
+            raise StreamError("the agent's tools changed mid-episode; a token stream cannot re-render its "
+                              "system prompt")
+        if len(messages) <= self._seen or messages[self._seen - 1] != self._last_reply:
+            raise StreamError("the conversation given to the policy does not extend its previous reply")
+        self.stream.add_context(self.suffixer.suffix_ids(messages[self._seen:], self._stopped))
+
+    def _room(self) -> int:
+        room = min(self.budget.max_turn_tokens, self.budget.max_completion_tokens - len(self.stream.completion_ids))
+        if self.max_context is not None:
+            room = min(room, self.max_context - len(self.stream.ids))
+        if room < 1:
+            raise BudgetExhausted(f"completion budget of {self.budget.max_completion_tokens} tokens spent "
+                                  f"after {self.turns} replies")
+        return room
+
+    def _reply(self, ids: list[int], messages: list[Message], stopped: bool) -> Message:
+        body = ids[:-1] if stopped else ids
+        text = self.tokenizer.decode(body, skip_special_tokens=False, clean_up_tokenization_spaces=False)
+        parsed = self.parse(text)
+        prompt = self.stream.ids[:len(self.stream.ids) - len(ids)]
+        calls = [ToolCall(id=call_id(prompt, ids, i), name=c.name, arguments=c.arguments)
+                 for i, c in enumerate(parsed.tool_calls)]
+        reply = Message(role="assistant", content=parsed.content, tool_calls=calls or None)
+        self.texts.append(text)
+        self.turns += 1
+        self.clipped_turns += not stopped
+        self._stopped, self._seen, self._last_reply = stopped, len(messages) + 1, reply
+        return reply
+
+    async def chat(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
+                   seed: Optional[int] = None) -> tuple[Message, Usage]:
+        self._advance(messages, tools)
+        request = GenerationRequest(self.stream.ids, self._room(), self.sampling.temperature,
+                                    self.sampling.top_p, turn_seed(self.seed, self.turns))
+        result = await self.backend.generate(request)
+        self.stream.add_generated(list(result.token_ids), list(result.logprobs))
+        stopped = bool(result.token_ids) and result.token_ids[-1] in self.stop_ids
+        reply = self._reply(list(result.token_ids), messages, stopped)
+        return reply, Usage(requests=1, prompt_tokens=len(request.prompt_ids),
+                            completion_tokens=len(result.token_ids))
+
+    def force(self, messages: list[Message], tools: Optional[list[ToolSpec]], target: Message) -> Message:
+        """Teacher forcing: append the template's own ids for ``target`` as if generated (log-prob 0)."""
+        self._advance(messages, tools)
+        ids = self.suffixer.assistant_ids(target)
+        self.stream.add_generated(ids, [0.0] * len(ids))
+        return self._reply(ids, messages, stopped=True)
+
+
+class TeacherForcedAgent(Agent):
+    """Plays ``teacher``'s messages (e.g. a benchmark's gold agent) through a policy's token stream, to
+    build supervised warm-up data with exactly the tokens the policy will later generate from."""
+
+    def __init__(self, teacher: Agent, policy: StreamPolicy):
+        self.teacher, self.policy = teacher, policy
+        self.usage = Usage()
+
+    async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Message:
+        target = await self.teacher.respond(messages, tools)
+        return self.policy.force(messages, tools or None, target)

@@ -1,0 +1,196 @@
+"""Rollouts for TRL's ``GRPOTrainer(rollout_func=...)``: every episode is played by ``run_episode``.
+
+TRL hands the rollout function the prompt column of this rank's batch, each task already repeated once per
+group member, and expects one row back per prompt: ``prompt_ids``, ``completion_ids``, ``logprobs`` and, for
+multi-turn rows, ``env_mask`` (1 on tokens the policy generated, 0 on tool results and user turns). Every other
+key is handed to the reward functions, one value per row: here the episode's reward and what the metrics
+need. The prompt column holds task keys ``"<subset>/<task id>"``.
+
+Seeds: the simulated user gets one seed per (task, round), shared by the whole group, so reward differences
+inside a group come from the policy; the policy gets a distinct seed per episode.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from mua.harness.agents import ModelAgent
+from mua.harness.interfaces import Benchmark, User
+from mua.harness.runner import run_episode
+from mua.harness.types import Task
+
+from .policy import BudgetExhausted, StreamPolicy
+from .stream import TokenStream
+
+log = logging.getLogger(__name__)
+BUDGET_EXHAUSTED = "budget_exhausted"  # termination of an episode stopped by the policy's token budget
+
+
+def task_key(task: Task) -> str:
+    return f"{task.subset}/{task.id}"
+
+
+def mix_seed(*parts: Any) -> int:
+    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+@dataclass
+class EpisodeOutcome:
+    key: str
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    env_mask: list[int]
+    logprobs: list[float]
+    reward: Optional[float]  # None: the episode failed (the trainer gives it no advantage)
+    termination: Optional[str]
+    turns: int = 0
+    agent_turns: int = 0
+    clipped_turns: int = 0
+    truncated: bool = False
+    error: Optional[str] = None
+    messages: list[dict] = field(default_factory=list)
+
+    @property
+    def generated_tokens(self) -> int:
+        return sum(self.env_mask)
+
+
+@dataclass
+class RolloutSettings:
+    seed: int = 0
+    concurrency: int = 16  # episodes in flight per rank
+    truncated_reward: float = 0.0  # reward of an episode stopped by the token budget
+
+
+class EpisodePlayer:
+    """Plays tasks of one benchmark with a fresh :class:`StreamPolicy` per episode."""
+
+    def __init__(self, benchmark: Benchmark, tasks: list[Task], make_policy: Callable[[int], StreamPolicy],
+                 make_user: Callable[[Task, int], User], settings: RolloutSettings, filler_id: int):
+        self.benchmark, self.make_policy, self.make_user = benchmark, make_policy, make_user
+        self.tasks = {task_key(t): t for t in tasks}
+        self.settings = settings
+        self.filler_id = filler_id  # stands in for an empty prompt/completion (never trained on)
+
+    def task(self, key: str) -> Task:
+        if key not in self.tasks:
+            raise KeyError(f"the training prompts name task {key!r}, which is not among the loaded tasks")
+        return self.tasks[key]
+
+    async def play(self, key: str, policy_seed: int, user_seed: int) -> EpisodeOutcome:
+        task = self.task(key)
+        policy = self.make_policy(policy_seed)
+        user = self.make_user(task, user_seed)
+        try:
+            result = await run_episode(self.benchmark, task, ModelAgent(policy, seed=policy_seed), user)
+        except BudgetExhausted as exc:
+            out = self._outcome(key, policy, self.settings.truncated_reward, BUDGET_EXHAUSTED)
+            out.truncated, out.messages = True, [m.to_dict() for m in policy.last_view]
+            out.error = None if policy.stream is not None else str(exc)
+            return out
+        except Exception as exc:  # endpoint failures and the like: recorded, excluded from the update
+            log.warning("episode %s failed: %s: %s", key, type(exc).__name__, exc)
+            out = self._outcome(key, policy, None, None)
+            out.error = f"{type(exc).__name__}: {exc}"
+            return out
+        out = self._outcome(key, policy, result.score.reward if result.score else None, result.termination)
+        out.turns, out.messages = result.turns, [m.to_dict() for m in result.messages]
+        return out
+
+    def _outcome(self, key: str, policy: StreamPolicy, reward: Optional[float],
+                 termination: Optional[str]) -> EpisodeOutcome:
+        stream = policy.stream.trimmed() if policy.stream is not None else TokenStream([self.filler_id])
+        if not stream.completion_ids:  # the policy never generated: nothing to learn from
+            stream.add_context([self.filler_id])
+            reward = None
+        return EpisodeOutcome(key, stream.prompt_ids, stream.completion_ids, stream.env_mask, stream.logprobs,
+                              reward, termination, agent_turns=policy.turns, clipped_turns=policy.clipped_turns)
+
+    async def play_all(self, jobs: list[tuple[str, int, int]]) -> list[EpisodeOutcome]:
+        slots = asyncio.Semaphore(self.settings.concurrency)
+
+        async def one(job):
+            async with slots:
+                return await self.play(*job)
+
+        return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+
+def to_trl(outcomes: list[EpisodeOutcome]) -> dict[str, list]:
+    """The rollout function's return value: TRL's keys plus per-row fields for the reward function."""
+    return {
+        "prompt_ids": [o.prompt_ids for o in outcomes],
+        "completion_ids": [o.completion_ids for o in outcomes],
+        "logprobs": [o.logprobs for o in outcomes],
+        "env_mask": [o.env_mask for o in outcomes],
+        "episode_reward": [o.reward for o in outcomes],
+        "episode_stats": [{"turns": o.turns, "agent_turns": o.agent_turns, "clipped_turns": o.clipped_turns,
+                           "generated_tokens": o.generated_tokens, "truncated": o.truncated,
+                           "termination": o.termination, "error": o.error} for o in outcomes],
+    }
+
+
+def episode_reward(prompts, completions, episode_reward=None, episode_stats=None, log_metric=None, **_):
+    """TRL reward function: the benchmark's own reward of each episode (None for failed episodes); also logs
+    the episode metrics of the batch."""
+    if log_metric is not None and episode_stats:
+        n = len(episode_stats)
+        ok = [r for r in episode_reward if r is not None]
+        turns = sum(s["agent_turns"] for s in episode_stats)
+        log_metric("episode/pass_rate", sum(r >= 1.0 - 1e-6 for r in ok) / max(len(ok), 1))
+        log_metric("episode/turns", sum(s["turns"] for s in episode_stats) / n)
+        log_metric("episode/generated_tokens", sum(s["generated_tokens"] for s in episode_stats) / n)
+        log_metric("episode/clip_ratio", sum(s["clipped_turns"] for s in episode_stats) / max(turns, 1))
+        log_metric("episode/truncated", sum(s["truncated"] for s in episode_stats) / n)
+        log_metric("episode/errors", sum(s["error"] is not None for s in episode_stats) / n)
+    return list(episode_reward)
+
+
+def write_samples(path: Path, outcomes: list[EpisodeOutcome], limit: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as f:
+        for o in outcomes[:limit]:
+            row = {k: v for k, v in asdict(o).items() if k not in ("prompt_ids", "completion_ids", "env_mask",
+                                                                     "logprobs")}
+            row["generated_tokens"] = o.generated_tokens
+            f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+
+
+class RolloutFunc:
+    """``rollout_func(prompts, trainer)`` for GRPOTrainer. ``backend_for(trainer)`` gives the generation
+    backend (built lazily: the vLLM engine exists only once the trainer does)."""
+
+    def __init__(self, player: EpisodePlayer, backend_for: Callable[[Any], Any], samples_per_step: int = 4):
+        self.player, self.backend_for = player, backend_for
+        self.samples_per_step = samples_per_step
+        self.backend = None
+        self._round: tuple[int, int] = (-1, 0)  # (global step, rollouts made at that step)
+        self.last: list[EpisodeOutcome] = []
+
+    def _next_round(self, step: int) -> str:
+        last_step, count = self._round
+        self._round = (step, count + 1 if step == last_step else 0)
+        return f"{step}.{self._round[1]}"
+
+    def __call__(self, prompts: list[str], trainer) -> dict[str, list]:
+        if self.backend is None:
+            self.backend = self.backend_for(trainer)
+        round_id = self._next_round(trainer.state.global_step)
+        rank, seed = trainer.accelerator.process_index, self.player.settings.seed
+        jobs = [(key, mix_seed(seed, "policy", key, round_id, rank, i), mix_seed(seed, "user", key, round_id))
+                for i, key in enumerate(prompts)]
+        with self.backend.session():
+            outcomes = asyncio.run(self.player.play_all(jobs))
+        if all(o.error is not None for o in outcomes):
+            raise RuntimeError(f"every episode of the rollout failed; first error: {outcomes[0].error}")
+        self.last = outcomes
+        if trainer.accelerator.is_main_process and self.samples_per_step:
+            write_samples(Path(trainer.args.output_dir) / "samples" / f"step-{round_id}.jsonl", outcomes,
+                          self.samples_per_step)
+        return to_trl(outcomes)

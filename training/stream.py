@@ -1,0 +1,118 @@
+"""The token stream of one episode, built once and never re-tokenised.
+
+The first agent prompt is rendered with the chat template and encoded. After that the stream only grows:
+the ids the policy generated are appended verbatim (mask 1, with their sampling log-probabilities), and
+everything that happens between two agent turns (tool results, the user's reply) is appended as the chat
+template's *suffix* for those messages (mask 0). Decoding the generated ids and re-encoding the whole
+conversation would not give the same ids back (tokenisation is not a bijection), and the log-probabilities
+the trainer recomputes would then no longer match the ones the sampler used.
+
+Suffix text comes from rendering the new messages after a fixed two-message stub and cutting the stub's
+rendering off the front, so templates that treat the first turn specially (system text, tool lists) do not
+leak into it. The text the template writes after an assistant turn's stop token (``"\\n"`` in ChatML) is
+written in front of the suffix, as the template would.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from mua.harness.models.chat_template import encode_prompt, template_messages
+from mua.harness.types import Message
+
+_STUB = [Message(role="user", content="."), Message(role="assistant", content=".")]
+
+
+class StreamError(RuntimeError):
+    """The conversation can no longer be appended to the token stream (history edited, tools changed)."""
+
+
+@dataclass
+class TokenStream:
+    """``prompt_ids`` is the first rendered prompt; ``completion_ids`` everything after it, with
+    ``env_mask`` 1 on generated ids and 0 on template suffixes, and ``logprobs`` (0.0 where masked out)."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int] = field(default_factory=list)
+    env_mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+
+    def add_generated(self, ids: list[int], logprobs: list[float]) -> None:
+        if len(ids) != len(logprobs):
+            raise ValueError(f"{len(ids)} generated ids but {len(logprobs)} log-probabilities")
+        self.completion_ids += ids
+        self.env_mask += [1] * len(ids)
+        self.logprobs += [float(x) for x in logprobs]
+
+    def add_context(self, ids: list[int]) -> None:
+        self.completion_ids += ids
+        self.env_mask += [0] * len(ids)
+        self.logprobs += [0.0] * len(ids)
+
+    @property
+    def ids(self) -> list[int]:
+        """What the policy conditions on next: the prompt followed by the completion so far."""
+        return self.prompt_ids + self.completion_ids
+
+    @property
+    def generated_tokens(self) -> int:
+        return sum(self.env_mask)
+
+    def trimmed(self) -> "TokenStream":
+        """The stream cut after its last generated id: trailing context carries no training signal, and the
+        trainer judges truncation by the last token (a stop token means the last turn finished)."""
+        end = len(self.env_mask)
+        while end and not self.env_mask[end - 1]:
+            end -= 1
+        return TokenStream(list(self.prompt_ids), self.completion_ids[:end], self.env_mask[:end],
+                           self.logprobs[:end])
+
+
+class TemplateSuffixer:
+    """Renders the text that follows an assistant turn, with the tokenizer's own chat template."""
+
+    def __init__(self, tokenizer, stop_text: str):
+        self.tokenizer = tokenizer
+        self.stop_text = stop_text
+        stub = self._render(_STUB, generation_prompt=False)
+        cut = stub.rfind(stop_text)
+        if cut < 0:
+            raise StreamError(f"the chat template does not end assistant turns with {stop_text!r}")
+        self._stub = stub
+        self.after_stop = stub[cut + len(stop_text):]  # e.g. "\n" in ChatML
+
+    def _render(self, messages: list[Message], generation_prompt: bool) -> str:
+        return self.tokenizer.apply_chat_template(template_messages(messages), tokenize=False,
+                                                  add_generation_prompt=generation_prompt)
+
+    def suffix_text(self, new_messages: list[Message], stopped: bool) -> str:
+        """Text that closes the previous assistant turn (``stopped``: whether its stop token was generated)
+        and renders ``new_messages`` up to the next assistant generation prompt."""
+        full = self._render(_STUB + list(new_messages), generation_prompt=True)
+        if not full.startswith(self._stub):
+            raise StreamError("the chat template renders earlier turns differently once later turns follow; "
+                              "its suffixes cannot be appended to a token stream")
+        head = self.after_stop if stopped else self.stop_text + self.after_stop
+        return head + full[len(self._stub):]
+
+    def suffix_ids(self, new_messages: list[Message], stopped: bool) -> list[int]:
+        return encode_prompt(self.tokenizer, self.suffix_text(new_messages, stopped))
+
+    def assistant_ids(self, message: Message) -> list[int]:
+        """The template's own token ids for an assistant message, through its stop token (teacher forcing)."""
+        before = self._render(_STUB[:1], generation_prompt=True)
+        full = self._render(_STUB[:1] + [message], generation_prompt=False)
+        if not full.startswith(before):
+            raise StreamError("the chat template's generation prompt is not a prefix of the assistant turn")
+        body = full[len(before):]
+        cut = body.rfind(self.stop_text)
+        if cut < 0:
+            raise StreamError(f"assistant turn rendered without {self.stop_text!r}")
+        return encode_prompt(self.tokenizer, body[:cut + len(self.stop_text)])
+
+
+def stop_text_of(tokenizer, stop_ids: set[int]) -> str:
+    """The text of the stop token that ends assistant turns (the tokenizer's EOS when it is a stop id)."""
+    eos: Optional[int] = getattr(tokenizer, "eos_token_id", None)
+    token = eos if eos in stop_ids else min(stop_ids)
+    return tokenizer.decode([token], skip_special_tokens=False)
