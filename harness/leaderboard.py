@@ -20,10 +20,12 @@ from .runs import Run, SubsetResult
 from .stats import Estimate, bootstrap_ci, max_k, pass_hat_k
 
 # Flag letters shown after a cell value; the legend is printed under the table.
-FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL = "*", "e", "p"
+FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED = "*", "e", "p", "s"
 LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)",
           FLAG_ERRORS: "some episodes errored; they are excluded from the value",
-          FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has"}
+          FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has",
+          FLAG_SKIPPED: "some score components were skipped (e.g. tau2 NL assertions without --judge-model); "
+                        "the value covers the computed components only"}
 
 BENCHMARK_SUBSETS = {
     "tau2": ("retail", "airline", "telecom"),
@@ -65,7 +67,8 @@ class Settings:
 
 
 def _subset_flags(s: SubsetResult) -> str:
-    return (FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors else "")
+    return ((FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors else "")
+            + (FLAG_SKIPPED if s.skipped else ""))
 
 
 def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = "pooled") -> Optional[Cell]:
@@ -185,7 +188,8 @@ def legend(rows: Sequence[Row], cols: Sequence[str], confidence: float) -> list[
     lines = [f"Cells: value [{confidence:.0%} bootstrap interval over tasks] n=tasks; percent. "
              "Rows marked (published) are reference numbers copied from their source, not measured here."]
     used = {f for r in rows for c in cols if c in r.cells for f in r.cells[c].flags}
-    lines += [f"  {f} = {LEGEND[f]}" for f in (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL) if f in used]
+    lines += [f"  {f} = {LEGEND[f]}" for f in (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED)
+              if f in used]
     lines += [f"  ! {r.label}: {n}" for r in rows if not r.published for n in r.notes]
     return lines
 

@@ -24,6 +24,7 @@ class TaskResult:
     expected_trials: int
     rewards: list[float] = field(default_factory=list)
     components: dict[str, list[float]] = field(default_factory=dict)  # non-null values per component
+    skipped: set[str] = field(default_factory=set)  # components left uncomputed (null), e.g. no judge model
     errors: int = 0
     finished_trials: int = 0
 
@@ -64,6 +65,10 @@ class SubsetResult:
     @property
     def errors(self) -> int:
         return sum(t.errors for t in self.tasks.values())
+
+    @property
+    def skipped(self) -> set[str]:
+        return set().union(*(t.skipped for t in self.tasks.values()))
 
     def values(self, metric: str = "reward") -> list[float]:
         return [v for v in (t.value(metric) for t in self.tasks.values()) if v is not None]
@@ -186,3 +191,5 @@ def _add_row(task: TaskResult, row: dict) -> None:
     for name, value in sorted((row.get("components") or {}).items()):
         if isinstance(value, (int, float)):
             task.components.setdefault(name, []).append(float(value))
+        elif value is None:
+            task.skipped.add(name)
