@@ -7,6 +7,7 @@ for tasks embedded in an official results file, the policy recorded there (``Non
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -30,14 +31,31 @@ def make_task(record: dict, domain: str, data_dir: Optional[Path], split: Option
                     split=split, raw=record, data_dir=Path(data_dir) if data_dir else None, policy=policy)
 
 
+@lru_cache(maxsize=None)
+def _parsed(data_dir: Path, relpath: str, stamp: Optional[tuple]) -> object:
+    return load_json(data_dir, relpath)
+
+
+def _load(data_dir: Path, relpath: str) -> object:
+    """A JSON data file parsed once per process and file version (telecom's tasks.json is 14 MB). The result
+    is shared read-only: Tasks are rebuilt on every call and never modify their records."""
+    data_dir = Path(data_dir).resolve()
+    try:
+        info = (data_dir / relpath).stat()
+        stamp: Optional[tuple] = (info.st_mtime_ns, info.st_size)
+    except OSError:
+        stamp = None
+    return _parsed(data_dir, relpath, stamp)
+
+
 def load_tasks(data_dir: Path, domain: str, split: Optional[str]) -> list[Tau2Task]:
     folder = f"tau2/domains/{domain}"
-    records = load_json(data_dir, f"{folder}/tasks.json")
+    records = _load(data_dir, f"{folder}/tasks.json")
     if not isinstance(records, list):
         raise DataError(f"{folder}/tasks.json: expected a list of tasks")
     if split is None:
         return [make_task(r, domain, data_dir) for r in records]
-    splits = load_json(data_dir, f"{folder}/split_tasks.json")
+    splits = _load(data_dir, f"{folder}/split_tasks.json")
     if split not in splits:
         raise ConfigError(f"tau2 {domain}: unknown split {split!r}; valid splits: {', '.join(splits)}")
     wanted = {str(i) for i in splits[split]}
