@@ -3,6 +3,10 @@
 Our own decoding loop rather than ``model.generate`` because each row needs its own random generator
 (a request's sample must not depend on which other requests share its batch) and the log-probability of
 every generated token.
+
+Prompts are prefilled one at a time (plain causal attention, no padding mask: a padded, masked prefill of
+long prompts is many times slower and larger on CPU), then their caches are left-padded into one batch and
+the new tokens are decoded together.
 """
 from __future__ import annotations
 
@@ -40,25 +44,49 @@ def _pick(logits: torch.Tensor, req: GenerationRequest, gen: torch.Generator) ->
     return token, float(logp[token])
 
 
+def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    if hasattr(cache, "layers"):  # transformers >= 4.56
+        return [(layer.keys, layer.values) for layer in cache.layers]
+    return list(zip(cache.key_cache, cache.value_cache))
+
+
+def _prefill(model, requests: list[GenerationRequest], device, extra: dict):
+    """Run each prompt alone; return the batch's last-position logits, its left-padded cache and mask."""
+    from transformers import DynamicCache
+
+    width = max(len(r.prompt_ids) for r in requests)
+    logits, rows = [], []
+    for r in requests:
+        out = model(input_ids=torch.tensor([r.prompt_ids], dtype=torch.long, device=device), use_cache=True,
+                    **extra)
+        logits.append(out.logits[0, -1].float().cpu())
+        rows.append(_cache_layers(out.past_key_values))
+    cache = DynamicCache()
+    for index in range(len(rows[0])):
+        keys, values = [], []
+        for row in rows:
+            k, v = row[index]
+            pad = width - k.shape[2]  # (batch, heads, length, head_dim): pad the length on the left
+            keys.append(torch.nn.functional.pad(k, (0, 0, pad, 0)))
+            values.append(torch.nn.functional.pad(v, (0, 0, pad, 0)))
+        cache.update(torch.cat(keys), torch.cat(values), index)
+    mask = torch.zeros((len(requests), width), dtype=torch.long, device=device)
+    for i, r in enumerate(requests):
+        mask[i, width - len(r.prompt_ids):] = 1
+    return torch.stack(logits), cache, mask
+
+
 @torch.inference_mode()
 def generate_batch(model, requests: list[GenerationRequest], stop_ids: set[int], pad_id: int,
                    device: str | torch.device = "cpu") -> list[GenerationResult]:
     n = len(requests)
-    width = max(len(r.prompt_ids) for r in requests)
-    input_ids = torch.full((n, width), pad_id, dtype=torch.long)
-    mask = torch.zeros((n, width), dtype=torch.long)
-    for i, r in enumerate(requests):
-        input_ids[i, width - len(r.prompt_ids):] = torch.tensor(r.prompt_ids, dtype=torch.long)
-        mask[i, width - len(r.prompt_ids):] = 1
-    positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    input_ids, mask, positions = input_ids.to(device), mask.to(device), positions.to(device)
     gens = [torch.Generator().manual_seed(r.seed) for r in requests]
     results = [GenerationResult([], [], "length") for _ in requests]
     done = [False] * n
     extra = _logits_kwarg(model)
-    out = model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
+    logits, cache, mask = _prefill(model, requests, device, extra)
+    positions = torch.tensor([[len(r.prompt_ids) - 1] for r in requests], dtype=torch.long, device=device)
     for _ in range(max(r.max_new_tokens for r in requests)):
-        logits = out.logits[:, -1, :].float().cpu()
         step = []
         for i, r in enumerate(requests):
             if done[i]:
@@ -75,8 +103,9 @@ def generate_batch(model, requests: list[GenerationRequest], stop_ids: set[int],
         if all(done):
             break
         mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=mask.device)], dim=1)
-        positions = positions[:, -1:] + 1
-        out = model(input_ids=torch.tensor(step, dtype=torch.long, device=mask.device)[:, None],
-                    attention_mask=mask, position_ids=positions, past_key_values=out.past_key_values,
-                    use_cache=True, **extra)
+        positions = positions + 1
+        out = model(input_ids=torch.tensor(step, dtype=torch.long, device=device)[:, None], attention_mask=mask,
+                    position_ids=positions, past_key_values=cache, use_cache=True, **extra)
+        cache = out.past_key_values
+        logits = out.logits[:, -1, :].float().cpu()
     return results

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from mua.harness.models.parsers import (
     PARSERS, get_parser, parse_hermes, parse_llama3_json, parse_none, parser_for_template)
 
-FUZZ = settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 names = st.text(alphabet="abcxyz_ABC019.", min_size=1, max_size=12)
 keys = st.text(max_size=6)
