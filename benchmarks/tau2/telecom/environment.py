@@ -9,8 +9,9 @@ Known, documented differences from upstream (process-level defects, see /work/sh
 * ``break_vpn`` degrades the VPN server for the rest of the episode; upstream degrades a class-level object,
   i.e. for every later episode in the same process too.
 * Draft bills opened by ``refuel_data`` get a deterministic id instead of a random uuid.
-* ``initialization_data.agent_data`` only updates the carrier DB (upstream then also points the user toolkit at
-  the carrier DB, which no upstream task exercises).
+* ``initialization_data`` (used by no upstream telecom task) deep-merges ``agent_data`` into the carrier DB and
+  ``user_data`` into the phone/surroundings. Upstream then points the OTHER toolkit at the updated database
+  too (``set_state``), which breaks that side's tools; that defect is not reproduced.
 """
 from __future__ import annotations
 

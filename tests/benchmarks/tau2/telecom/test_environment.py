@@ -107,3 +107,18 @@ def test_episode_start_is_cheap(domain, tasks):
         _started(domain, task)
     per_episode_ms = (time.process_time() - start) / len(sample) * 1000
     assert per_episode_ms < 5, per_episode_ms  # measured about 0.25 ms
+
+
+def test_initialization_data_merges_into_both_databases(domain):
+    state = domain.new_state()
+    domain.initialise(state, {"initialization_data": {
+        "agent_data": {"plans": [{"plan_id": "P9", "name": "Tiny", "data_limit_gb": 1, "price_per_month": 1,
+                                  "data_refueling_price_per_gb": 1}]},
+        "user_data": {"device": {"airplane_mode": True, "active_apn_settings": {"mmsc_url": None}},
+                      "surroundings": {"is_abroad": True}}}})
+    env = Tau2Environment(domain, state)
+    assert json.loads(env.call("get_details_by_id", {"id": "P9"})[0])["data_limit_gb"] == 1.0
+    assert env.call("check_status_bar", {}, "user")[0].startswith("Status Bar: \u2708\ufe0f Airplane Mode")
+    assert "MMSC URL (for picture messages): Not Set" in env.call("check_apn_settings", {}, "user")[0]
+    assert state.device["active_apn_settings"]["mms_apn"] == "mms" and state.surroundings["is_abroad"] is True
+    assert domain.new_state().device["airplane_mode"] is False
