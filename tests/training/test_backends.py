@@ -1,0 +1,80 @@
+"""Generation backends. The vLLM server client is checked against a stand-in HTTP server; the colocated
+engine needs vLLM and a GPU."""
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import pytest
+
+from mua.harness.errors import ModelError
+from mua.harness.models.local import GenerationRequest
+from mua.training.backends import VllmServerBackend
+
+
+class _Completions(BaseHTTPRequestHandler):
+    bodies: list = []
+    reply: dict = {}
+
+    def do_POST(self):  # noqa: N802 - http.server naming
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).bodies.append((self.path, body))
+        data = json.dumps(self.reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture()
+def server():
+    httpd = HTTPServer(("127.0.0.1", 0), _Completions)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    _Completions.bodies = []
+    yield httpd
+    httpd.shutdown()
+
+
+def test_vllm_server_backend_sends_token_ids_and_reads_logprobs(server):
+    _Completions.reply = {"choices": [{"token_ids": [5, 6, 2], "finish_reason": "stop",
+                                       "logprobs": {"token_logprobs": [-0.5, -0.25, -0.125]}}]}
+    backend = VllmServerBackend(f"http://127.0.0.1:{server.server_port}/", "policy", stop_ids={2})
+    result = asyncio.run(backend.generate(GenerationRequest([1, 2, 3], 16, 0.9, 0.95, seed=1234)))
+    assert (result.token_ids, result.logprobs, result.finish_reason) == ([5, 6, 2], [-0.5, -0.25, -0.125], "stop")
+    path, body = _Completions.bodies[0]
+    assert path == "/v1/completions" and body["prompt"] == [1, 2, 3] and body["seed"] == 1234
+    assert body["temperature"] == 0.9 and body["max_tokens"] == 16 and body["stop_token_ids"] == [2]
+    assert body["return_token_ids"] and body["logprobs"] == 0
+
+
+def test_vllm_server_backend_length_finish_and_mismatch(server):
+    _Completions.reply = {"choices": [{"token_ids": [5, 6], "finish_reason": "length",
+                                       "logprobs": {"token_logprobs": [-0.5, None]}}]}
+    backend = VllmServerBackend(f"http://127.0.0.1:{server.server_port}", "policy", stop_ids={2})
+    result = asyncio.run(backend.generate(GenerationRequest([1], 2, 1.0, 1.0, seed=1)))
+    assert result.finish_reason == "length" and result.logprobs[0] == -0.5 and result.logprobs[1] != result.logprobs[1]
+    _Completions.reply = {"choices": [{"token_ids": [5, 6], "logprobs": {"token_logprobs": [-0.5]}}]}
+    with pytest.raises(ModelError, match="2 tokens but 1 log-probabilities"):
+        asyncio.run(backend.generate(GenerationRequest([1], 2, 1.0, 1.0, seed=1)))
+
+
+def test_vllm_colocate_backend_on_gpu(tiny_checkpoint):
+    vllm = pytest.importorskip("vllm", reason="vLLM is not installed (GPU-only optional dependency)")
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("the colocated vLLM engine needs a CUDA GPU")
+    from mua.training.backends import VllmColocateBackend
+
+    llm = vllm.LLM(model=str(tiny_checkpoint), gpu_memory_utilization=0.2, logprobs_mode="processed_logprobs")
+    backend = VllmColocateBackend(llm, stop_ids={llm.get_tokenizer().eos_token_id})
+    with backend.session():
+        a = asyncio.run(backend.generate(GenerationRequest([1, 2, 3], 8, 1.0, 1.0, seed=7)))
+        b = asyncio.run(backend.generate(GenerationRequest([1, 2, 3], 8, 1.0, 1.0, seed=7)))
+    assert a.token_ids == b.token_ids and len(a.logprobs) == len(a.token_ids)

@@ -1,0 +1,99 @@
+"""The rollout function's contract with TRL, with a scripted backend (no model)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from helpers.counter_bench import CounterBenchmark
+from training_fakes import ScriptedBackend
+
+from mua.harness.users import ScriptedUser
+from mua.training.config import TrainConfig
+from mua.training.grpo import policy_factory
+from mua.training.rollout import BUDGET_EXHAUSTED, EpisodePlayer, RolloutFunc, RolloutSettings, episode_reward
+
+CALL = '<tool_call>\n{"name": "add", "arguments": {"n": 1}}\n</tool_call>'
+
+
+class RecordingUser(ScriptedUser):
+    seeds: list = []
+
+
+def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None):
+    bench = CounterBenchmark(n_tasks=3)
+    tasks = bench.load_tasks(None, "easy")
+    backend = ScriptedBackend(tokenizer, texts, tokenizer.eos_token_id)
+    cfg = TrainConfig(max_turn_tokens=64, max_completion_tokens=budget)
+    make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: backend, None)
+    seeds = []
+
+    def make_user(task, seed):
+        seeds.append((task.id, seed))
+        return user(task) if user else bench.gold_user(task)
+
+    player = EpisodePlayer(bench, tasks, make_policy, make_user, RolloutSettings(seed=7), tokenizer.pad_token_id)
+    func = RolloutFunc(player, lambda trainer: backend, samples_per_step=2)
+    trainer = SimpleNamespace(state=SimpleNamespace(global_step=3), args=SimpleNamespace(output_dir=str(tmp_path)),
+                              accelerator=SimpleNamespace(process_index=0, is_main_process=True))
+    return func, trainer, seeds, backend
+
+
+def test_one_row_per_prompt_in_order_with_trl_keys(tiny_tokenizer, stop_ids, tmp_path):
+    func, trainer, seeds, backend = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path)
+    prompts = ["easy/0"] * 3 + ["easy/2"] * 3
+    out = func(prompts, trainer)
+    assert {"prompt_ids", "completion_ids", "logprobs", "env_mask"} <= set(out)
+    assert all(len(v) == len(prompts) for v in out.values())
+    for ids, mask, lps in zip(out["completion_ids"], out["env_mask"], out["logprobs"]):
+        assert len(ids) == len(mask) == len(lps) and mask[0] == 1 and mask[-1] == 1
+    # the scripted agent adds 1: task 0 (target 1) passes, task 2 (target 3) does not
+    assert out["episode_reward"] == [1.0] * 3 + [0.0] * 3
+    # one user seed per task and round (shared by the group); distinct policy seeds per episode
+    assert len({s for t, s in seeds if t == "0"}) == 1 and len({s for _, s in seeds}) == 2
+    assert len({r.seed for r in backend.requests}) == len(backend.requests)
+    assert len((tmp_path / "samples" / "step-3.0.jsonl").read_text().splitlines()) == 2
+
+
+def test_budget_exhausted_episode_is_marked_truncated(tiny_tokenizer, stop_ids, tmp_path):
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL], budget=60, tmp_path=tmp_path)
+    out = func(["easy/0", "easy/0"], trainer)
+    assert out["episode_reward"] == [0.0, 0.0]  # truncated_reward, even though the counter reached 1
+    stats = out["episode_stats"][0]
+    assert stats["truncated"] and stats["termination"] == BUDGET_EXHAUSTED and stats["error"] is None
+    assert len(out["completion_ids"][0]) <= 60 and out["env_mask"][0][-1] == 1
+
+
+def test_failed_episode_has_no_reward_but_keeps_its_row(tiny_tokenizer, stop_ids, tmp_path):
+    made = []
+
+    class Broken(ScriptedUser):
+        async def respond(self, messages, tools):
+            if len(messages) > 1 and self is made[0]:  # only the first episode's user fails
+                raise ConnectionError("user endpoint down")
+            return await super().respond(messages, tools)
+
+    def user(task):
+        made.append(Broken(["hi", "###STOP###"], stop_markers=["###STOP###"]))
+        return made[-1]
+
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path, user=user)
+    out = func(["easy/1"] * 2, trainer)
+    assert out["episode_reward"][0] is None and out["episode_reward"][1] == 0.0
+    assert len(out["completion_ids"]) == 2 and "user endpoint down" in out["episode_stats"][0]["error"]
+    made.clear()
+    with pytest.raises(RuntimeError, match="every episode of the rollout failed"):
+        func(["easy/1"], trainer)
+
+
+def test_reward_function_returns_rewards_and_logs_episode_metrics():
+    logged = {}
+    stats = [{"turns": 2, "agent_turns": 2, "clipped_turns": 1, "generated_tokens": 10, "truncated": False,
+              "error": None},
+             {"turns": 1, "agent_turns": 1, "clipped_turns": 0, "generated_tokens": 4, "truncated": True,
+              "error": None}]
+    rewards = episode_reward(["a", "a"], ["", ""], episode_reward=[1.0, 0.0], episode_stats=stats,
+                             log_metric=lambda k, v: logged.__setitem__(k, v))
+    assert rewards == [1.0, 0.0]
+    assert logged["episode/pass_rate"] == 0.5 and logged["episode/clip_ratio"] == 1 / 3
+    assert logged["episode/truncated"] == 0.5 and logged["episode/generated_tokens"] == 7
