@@ -58,12 +58,16 @@ def check_network_mode_preference(state: TelecomState):
 
 
 def set_network_mode_preference(state: TelecomState, mode):
+    failed = (f"Failed to set network mode: '{mode}' is not a valid option. Please use one of: "
+              f"{', '.join(dm.NETWORK_MODES)}")
     if isinstance(mode, str) and mode not in dm.NETWORK_MODES:
-        return with_status_bar(f"Failed to set network mode: '{mode}' is not a valid option. Please use one of: "
-                               f"{', '.join(dm.NETWORK_MODES)}", state)
-    # A non-string is stored as given (upstream assigns without validation), then its `.value` fails.
+        return with_status_bar(failed, state)
+    # A non-string is stored as given (upstream assigns without validation) and the network re-searched; then
+    # None reads as "invalid" and any other value fails on its `.value`.
     state.device["network_mode_preference"] = mode
     phone.network_search(state)
+    if mode is None:
+        return with_status_bar(failed, state)
     return with_status_bar(f"Preferred Network Mode set to: {phone.enum_value(mode)}", state)
 
 
