@@ -26,22 +26,26 @@ def _logits_kwarg(model) -> dict:
     return {}
 
 
-def _pick(logits: torch.Tensor, req: GenerationRequest, gen: torch.Generator) -> tuple[int, float]:
-    """Choose one token from a row of logits; returns it and its log-probability (see TurnRecord)."""
-    if req.temperature <= 0:
-        logp = torch.log_softmax(logits, dim=-1)
-        token = int(torch.argmax(logp))
-        return token, float(logp[token])
-    logp = torch.log_softmax(logits / req.temperature, dim=-1)
-    probs = logp.exp()
-    if req.top_p < 1:
-        sorted_p, order = torch.sort(probs, descending=True)
-        # keep the smallest prefix whose mass reaches top_p (always at least the most likely token)
-        drop = (torch.cumsum(sorted_p, dim=-1) - sorted_p) >= req.top_p
-        sorted_p[drop] = 0
-        probs = torch.zeros_like(probs).scatter(0, order, sorted_p)
-    token = int(torch.multinomial(probs, 1, generator=gen))
-    return token, float(logp[token])
+def _pick(logits: torch.Tensor, requests: list[GenerationRequest], gens: list[torch.Generator],
+          active: list[bool]) -> list[tuple[int, float]]:
+    """Choose the next token of each active row; returns (token, log-probability) per row (see TurnRecord:
+    the softmax after temperature, before top-p; greedy rows use temperature 1)."""
+    temps = torch.tensor([r.temperature if r.temperature > 0 else 1.0 for r in requests])
+    logp = torch.log_softmax(logits / temps[:, None], dim=-1)
+    greedy = logp.argmax(dim=-1).tolist()
+    picks = []
+    for i, r in enumerate(requests):
+        token = greedy[i]
+        if active[i] and r.temperature > 0:
+            probs = logp[i].exp()
+            if r.top_p < 1:
+                sorted_p, order = torch.sort(probs, descending=True)
+                # keep the smallest prefix whose mass reaches top_p (always at least the most likely token)
+                sorted_p[(torch.cumsum(sorted_p, dim=-1) - sorted_p) >= r.top_p] = 0
+                probs = torch.zeros_like(probs).scatter(0, order, sorted_p)
+            token = int(torch.multinomial(probs, 1, generator=gens[i]))
+        picks.append((token, float(logp[i, token])))
+    return picks
 
 
 def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -88,11 +92,12 @@ def generate_batch(model, requests: list[GenerationRequest], stop_ids: set[int],
     positions = torch.tensor([[len(r.prompt_ids) - 1] for r in requests], dtype=torch.long, device=device)
     for _ in range(max(r.max_new_tokens for r in requests)):
         step = []
+        picks = _pick(logits, requests, gens, [not d for d in done])
         for i, r in enumerate(requests):
             if done[i]:
                 step.append(pad_id)
                 continue
-            token, logprob = _pick(logits[i], r, gens[i])
+            token, logprob = picks[i]
             results[i].token_ids.append(token)
             results[i].logprobs.append(logprob)
             if token in stop_ids:

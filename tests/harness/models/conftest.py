@@ -14,7 +14,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 def tiny_checkpoint(tmp_path_factory):
     pytest.importorskip("torch", reason="local backends need torch (pip install 'mua[local]')")
     pytest.importorskip("transformers", reason="local backends need transformers (pip install 'mua[local]')")
+    import torch
+
     from mua.harness.models.tiny import build_tiny_checkpoint
+
+    torch.set_num_threads(1)  # the tiny model's ops are too small to split; xdist workers would contend
 
     return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny") / "ckpt", seed=0)
 
