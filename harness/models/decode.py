@@ -4,9 +4,9 @@ Our own decoding loop rather than ``model.generate`` because each row needs its 
 (a request's sample must not depend on which other requests share its batch) and the log-probability of
 every generated token.
 
-Prompts are prefilled one at a time (plain causal attention, no padding mask: a padded, masked prefill of
-long prompts is many times slower and larger on CPU), then their caches are left-padded into one batch and
-the new tokens are decoded together.
+Short prompts are prefilled together, left-padded. Long ones are prefilled one at a time (plain causal
+attention, no padding mask: a padded, masked prefill of long prompts is many times slower and larger on
+CPU) and their caches are then left-padded into one batch. The new tokens are decoded together.
 """
 from __future__ import annotations
 
@@ -48,17 +48,30 @@ def _pick(logits: torch.Tensor, requests: list[GenerationRequest], gens: list[to
     return picks
 
 
+PADDED_PREFILL_MAX_TOKENS = 1024  # longest prompt for which a batch is prefilled in one padded pass
+
+
 def _cache_layers(cache) -> list[tuple[torch.Tensor, torch.Tensor]]:
     if hasattr(cache, "layers"):  # transformers >= 4.56
         return [(layer.keys, layer.values) for layer in cache.layers]
     return list(zip(cache.key_cache, cache.value_cache))
 
 
-def _prefill(model, requests: list[GenerationRequest], device, extra: dict):
-    """Run each prompt alone; return the batch's last-position logits, its left-padded cache and mask."""
+def _prefill(model, requests: list[GenerationRequest], pad_id: int, device, extra: dict):
+    """Run the prompts; return the batch's last-position logits, its left-padded cache and its mask."""
     from transformers import DynamicCache
 
     width = max(len(r.prompt_ids) for r in requests)
+    mask = torch.zeros((len(requests), width), dtype=torch.long, device=device)
+    for i, r in enumerate(requests):
+        mask[i, width - len(r.prompt_ids):] = 1
+    if width <= PADDED_PREFILL_MAX_TOKENS:
+        ids = torch.full((len(requests), width), pad_id, dtype=torch.long, device=device)
+        for i, r in enumerate(requests):
+            ids[i, width - len(r.prompt_ids):] = torch.tensor(r.prompt_ids, dtype=torch.long)
+        positions = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
+        return out.logits[:, -1].float().cpu(), out.past_key_values, mask
     logits, rows = [], []
     for r in requests:
         out = model(input_ids=torch.tensor([r.prompt_ids], dtype=torch.long, device=device), use_cache=True,
@@ -74,9 +87,6 @@ def _prefill(model, requests: list[GenerationRequest], device, extra: dict):
             keys.append(torch.nn.functional.pad(k, (0, 0, pad, 0)))
             values.append(torch.nn.functional.pad(v, (0, 0, pad, 0)))
         cache.update(torch.cat(keys), torch.cat(values), index)
-    mask = torch.zeros((len(requests), width), dtype=torch.long, device=device)
-    for i, r in enumerate(requests):
-        mask[i, width - len(r.prompt_ids):] = 1
     return torch.stack(logits), cache, mask
 
 
@@ -88,7 +98,7 @@ def generate_batch(model, requests: list[GenerationRequest], stop_ids: set[int],
     results = [GenerationResult([], [], "length") for _ in requests]
     done = [False] * n
     extra = _logits_kwarg(model)
-    logits, cache, mask = _prefill(model, requests, device, extra)
+    logits, cache, mask = _prefill(model, requests, pad_id, device, extra)
     positions = torch.tensor([[len(r.prompt_ids) - 1] for r in requests], dtype=torch.long, device=device)
     for _ in range(max(r.max_new_tokens for r in requests)):
         step = []

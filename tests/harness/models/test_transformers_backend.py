@@ -60,7 +60,11 @@ def test_turn_record_round_trips_to_the_rendered_conversation(model, tiny_tokeni
     assert turn.finish_reason in ("stop", "length")
 
 
-def test_logprobs_match_a_full_forward_pass_under_left_padding(model):
+@pytest.mark.parametrize("padded_prefill", [True, False])
+def test_logprobs_match_a_full_forward_pass_under_left_padding(model, monkeypatch, padded_prefill):
+    from mua.harness.models import decode
+    if not padded_prefill:  # long prompts: prefilled one by one, caches padded afterwards
+        monkeypatch.setattr(decode, "PADDED_PREFILL_MAX_TOKENS", 0)
     results = chat_turns(model, [convo(0), convo(7), convo(3)])
     assert max(model.batcher.batch_sizes) > 1  # the three requests shared a batch
     for _, _, [turn] in results:
@@ -73,7 +77,11 @@ def test_logprobs_match_a_full_forward_pass_under_left_padding(model):
         assert turn.logprobs == pytest.approx(expected, abs=1e-4)
 
 
-def test_batched_results_equal_one_at_a_time(model):
+@pytest.mark.parametrize("padded_prefill", [True, False])
+def test_batched_results_equal_one_at_a_time(model, monkeypatch, padded_prefill):
+    from mua.harness.models import decode
+    if not padded_prefill:
+        monkeypatch.setattr(decode, "PADDED_PREFILL_MAX_TOKENS", 0)
     conversations = [convo(i) for i in range(6)]
     batched = chat_turns(model, conversations, seeds=list(range(6)), temperature=1.0)
     single = [chat_turns(model, [c], seeds=[s], temperature=1.0)[0] for s, c in enumerate(conversations)]
