@@ -31,6 +31,7 @@ def write_atomic(path: Path, text: str) -> None:
     """Write via a temporary file in the same folder and rename: readers see the old or the new file."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; result files get the usual permissions
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -40,6 +41,12 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
 
 
 def write_json(path: Path, obj: Any) -> None:
