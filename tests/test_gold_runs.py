@@ -12,6 +12,7 @@ BASELINES = Path(__file__).resolve().parents[1] / "results" / "baselines"
 @pytest.mark.parametrize("name, args", [
     ("tau2-airline-gold", ["--benchmark", "tau2", "--subset", "airline"]),
     ("tau2-retail-gold", ["--benchmark", "tau2", "--subset", "retail"]),
+    ("tau2-telecom-gold", ["--benchmark", "tau2", "--subset", "telecom"]),
     ("acebench-gold", ["--benchmark", "acebench"]),
 ])
 def test_gold_run_reproduces_committed_baseline(tmp_path, data_dir, name, args):
@@ -27,7 +28,8 @@ def test_leaderboard_on_gold_runs_of_all_three_benchmarks(tmp_path, data_dir, ca
     bfcl = tmp_path / "bfcl-gold"
     assert main(["eval", "--benchmark", "bfcl_v3", "--agent", "gold", "--limit", "5", "--no-progress",
                  "--data-dir", str(data_dir), "--out", str(bfcl)]) == 0
-    runs = [str(bfcl)] + [str(BASELINES / n) for n in ("tau2-retail-gold", "tau2-airline-gold", "acebench-gold")]
+    runs = [str(bfcl)] + [str(BASELINES / n) for n in ("tau2-retail-gold", "tau2-airline-gold",
+                                                         "tau2-telecom-gold", "acebench-gold")]
     capsys.readouterr()
     for fmt in ("plain", "github", "csv"):
         assert main(["leaderboard", *runs, "--format", fmt]) == 0
