@@ -61,6 +61,9 @@ class EpisodeSpec:
     opening: list[Message] = field(default_factory=list)  # e.g. tau2's "Hi! How can I help you today?"
     limits: Limits = field(default_factory=Limits)
     agent_stop_marker: Optional[str] = None  # text that ends the episode when the agent says it
+    # tau2's protocol: a message that is empty, or has both text and tool calls, ends the episode with
+    # agent_error / user_error (which then scores 0).
+    single_kind_messages: bool = False
 
 
 @runtime_checkable

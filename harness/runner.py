@@ -18,6 +18,8 @@ AGENT_STOP = "agent_stop"
 MAX_STEPS = "max_steps"
 TOO_MANY_ERRORS = "too_many_errors"
 MAX_TURNS = "max_turns"
+AGENT_ERROR = "agent_error"
+USER_ERROR = "user_error"
 
 
 @dataclass
@@ -61,6 +63,14 @@ class _Budget:
         return None
 
 
+def _malformed(spec: EpisodeSpec, message: Message) -> bool:
+    """Under tau2's protocol: empty, or both text and tool calls."""
+    if not spec.single_kind_messages:
+        return False
+    has_text = bool(message.content and message.content.strip())
+    return has_text == bool(message.tool_calls)
+
+
 def _execute(spec: EpisodeSpec, calls: list[ToolCall], requestor: str, messages: list[Message],
              budget: _Budget) -> None:
     for call in calls:
@@ -77,6 +87,8 @@ async def _user_turn(spec: EpisodeSpec, user: User, messages: list[Message], bud
         if reply is None:
             return USER_STOP
         messages.append(reply)
+        if _malformed(spec, reply):
+            return USER_ERROR
         if reply.tool_calls:
             _execute(spec, reply.tool_calls, "user", messages, budget)
             if stop := budget.exceeded():
@@ -98,6 +110,8 @@ async def _agent_turn(spec: EpisodeSpec, agent: Agent, turn: int, messages: list
             return MAX_STEPS
         reply = await agent.respond(system + agent_view(messages), tools)
         messages.append(reply)
+        if _malformed(spec, reply):
+            return AGENT_ERROR
         if reply.tool_calls:
             _execute(spec, reply.tool_calls, "assistant", messages, budget)
             if stop := budget.exceeded():

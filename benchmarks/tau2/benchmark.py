@@ -61,7 +61,7 @@ class Tau2Benchmark(Benchmark):
         return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=agent_system_prompt(policy),
                            opening=[Message(role="assistant", content=FIRST_AGENT_MESSAGE)],
                            limits=Limits(max_messages=MAX_MESSAGES, max_errors=MAX_ERRORS),
-                           agent_stop_marker=STOP)
+                           agent_stop_marker=STOP, single_kind_messages=True)
 
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         domain = self._domain(task)

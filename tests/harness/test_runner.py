@@ -83,3 +83,20 @@ def test_user_tool_calls_are_executed_and_hidden_from_agent():
     sim_view = user_view("sys", result.messages)
     assert any(m.tool_call_id == "u1" for m in sim_view)
     assert sim_view[1].role == "user" and sim_view[1].content == "Hi! How can I help?"
+
+
+def test_single_kind_messages_protocol_ends_on_mixed_or_empty_messages():
+    class Strict(CounterBenchmark):
+        def start(self, task):
+            spec = super().start(task)
+            spec.single_kind_messages = True
+            return spec
+
+    mixed = Message(role="assistant", content="let me add", tool_calls=[call("add", {"n": 1})])
+    result = play(ScriptedAgent([[mixed]]), ScriptedUser(["go"]), bench=Strict())
+    assert result.termination == "agent_error" and not any(m.role == "tool" for m in result.messages)
+    result = play(ScriptedAgent([[Message(role="assistant", content="  ")]]), ScriptedUser(["go"]), bench=Strict())
+    assert result.termination == "agent_error"
+    result = play(ScriptedAgent([[mixed]]), ScriptedUser([""]), bench=Strict())
+    assert result.termination == "user_error"
+    assert play(ScriptedAgent([[mixed]]), ScriptedUser(["go"])).termination == USER_STOP  # lenient default
