@@ -16,7 +16,7 @@ from ..errors import ConfigError, ModelError
 from ..types import Message, ToolCall, ToolSpec, Usage
 from .batching import MicroBatcher
 from .chat_template import encode_prompt, render_prompt
-from .parsers import get_parser, parser_for_template
+from .parsers import THINK_OPEN, get_parser, parser_for_template, split_reasoning
 from .trace import TurnRecord, emit
 
 BACKENDS = ("transformers", "vllm")
@@ -81,6 +81,7 @@ class LocalChatModel:
             self.parse = get_parser(self.parser_name)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+        self.splits_reasoning = THINK_OPEN in (getattr(tokenizer, "chat_template", None) or "")
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.default_seed = default_seed
         self.on_turn = on_turn
@@ -111,13 +112,14 @@ class LocalChatModel:
         seed = self.default_seed if seed is None else seed
         result = await self.batcher.submit(GenerationRequest(prompt, budget, self.temperature, self.top_p, seed))
         text = self.completion_text(result.token_ids)
-        parsed = self.parse(text)
+        reasoning, answer = split_reasoning(text) if self.splits_reasoning else (None, text)
+        parsed = self.parse(answer)
         calls = [ToolCall(id=call_id(prompt, result.token_ids, i), name=c.name, arguments=c.arguments)
                  for i, c in enumerate(parsed.tool_calls)]
         message = Message(role="assistant", content=parsed.content, tool_calls=calls or None)
         record = TurnRecord(prompt_ids=prompt, completion_ids=list(result.token_ids),
                             logprobs=list(result.logprobs), finish_reason=result.finish_reason, text=text,
-                            message=message, seed=seed)
+                            message=message, seed=seed, reasoning=reasoning)
         emit(record)
         if self.on_turn is not None:
             self.on_turn(record)

@@ -18,6 +18,11 @@ What malformed output becomes (an episode never crashes on model output):
   OpenAI-compatible server (vLLM) returns for such output.
 - an unknown tool name or arguments that are not a JSON object: kept as a tool call; the environment then
   answers with the benchmark's own error, as it would for an API model.
+
+Reasoning models (Qwen3, DeepSeek-R1 distills) think inside ``<think>...</think>`` first. For checkpoints
+whose chat template mentions ``<think>``, :func:`split_reasoning` takes the thinking out before parsing, so
+it is neither shown to the user nor parsed for calls; a completion cut off while still thinking has no
+answer (content None).
 """
 from __future__ import annotations
 
@@ -33,6 +38,7 @@ _ALIASES = {"qwen": "hermes", "qwen2": "hermes", "qwen3": "hermes", "llama3": "l
 
 _HERMES_OPEN, _HERMES_CLOSE = "<tool_call>", "</tool_call>"
 _PYTHON_TAG = "<|python_tag|>"
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
 
 @dataclass
@@ -120,6 +126,19 @@ def parse_llama3_json(text: str) -> ParsedCompletion:
         while pos < len(body) and (body[pos].isspace() or body[pos] == ";"):
             pos += 1
     return ParsedCompletion(content=None, tool_calls=calls)
+
+
+def split_reasoning(text: str) -> tuple[Optional[str], str]:
+    """(reasoning, answer). The template may open the block itself, so a closing tag alone also counts."""
+    end = text.find(THINK_CLOSE)
+    if end < 0:
+        start = text.find(THINK_OPEN)
+        if start < 0:
+            return None, text
+        return text[start + len(THINK_OPEN):].strip(), ""  # still thinking when the budget ran out
+    reasoning = text[:end]
+    start = reasoning.find(THINK_OPEN)
+    return reasoning[start + len(THINK_OPEN) if start >= 0 else 0:].strip(), text[end + len(THINK_CLOSE):]
 
 
 def parse_none(text: str) -> ParsedCompletion:

@@ -35,6 +35,7 @@ class TurnRecord:
     text: str
     message: Message
     seed: Optional[int] = None
+    reasoning: Optional[str] = None  # thinking taken out of ``text`` before parsing (reasoning templates)
 
 
 _current: ContextVar[Optional[list[TurnRecord]]] = ContextVar("mua_turn_records", default=None)

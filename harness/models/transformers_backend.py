@@ -27,6 +27,8 @@ class TransformersChatModel(LocalChatModel):
                               "with `mua model tiny DIR` or pass a saved transformers checkpoint")
         tokenizer = AutoTokenizer.from_pretrained(path)
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if dtype and not isinstance(getattr(torch, dtype, None), torch.dtype):
+            raise ConfigError(f"unknown dtype {dtype!r}; use e.g. float32, bfloat16 or float16")
         kwargs = {"dtype": getattr(torch, dtype)} if dtype else {"dtype": "auto"}
         self.model = AutoModelForCausalLM.from_pretrained(path, **kwargs).to(self.device).eval()
         stop_ids = stop_ids_for(tokenizer, self.model.generation_config)

@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mua.harness.models.parsers import (
-    PARSERS, get_parser, parse_hermes, parse_llama3_json, parse_none, parser_for_template)
+    PARSERS, get_parser, parse_hermes, parse_llama3_json, parse_none, parser_for_template, split_reasoning)
 
 FUZZ = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -75,6 +75,15 @@ def test_plain_text_and_blank():
     assert parse_hermes("just words").content == "just words"
     assert parse_hermes("  \n").content is None
     assert parse_none('<tool_call>{"name": "f"}</tool_call>').tool_calls == []
+
+
+def test_reasoning_is_split_off_before_parsing():
+    assert split_reasoning("<think>hmm</think>\n\nHello") == ("hmm", "\n\nHello")
+    assert split_reasoning("hmm, opened by the template</think>Hi") == ("hmm, opened by the template", "Hi")
+    assert split_reasoning("<think>still going") == ("still going", "")
+    assert split_reasoning("no thinking here") == (None, "no thinking here")
+    reasoning, answer = split_reasoning('<think><tool_call>{"name": "x"}</tool_call></think>Done')
+    assert parse_hermes(answer).tool_calls == [] and "tool_call" in reasoning
 
 
 def test_parser_choice():

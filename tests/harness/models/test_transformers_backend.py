@@ -136,6 +136,17 @@ def test_completions_are_parsed_into_tool_calls_with_stable_ids(tiny_checkpoint)
     assert broken.tool_calls is None and broken.content.startswith("Sure <tool_call>")
 
 
+def test_thinking_is_kept_out_of_the_message_for_reasoning_templates(tiny_checkpoint):
+    model = CannedModel(tiny_checkpoint)
+    assert not model.splits_reasoning  # the tiny template has no <think>: output is taken as is
+    model.splits_reasoning = True
+    model.replies = ['<think>\nThe user wants order #W1.\n</think>\n\n<tool_call>{"name": "get_order", '
+                     '"arguments": {"order_id": "#W1"}}</tool_call>']
+    [(message, _, [turn])] = chat_turns(model, [convo()])
+    assert message.content is None and message.tool_calls[0].name == "get_order"
+    assert turn.reasoning == "The user wants order #W1." and turn.text.startswith("<think>")
+
+
 def test_prompt_longer_than_the_context_is_a_model_error(tiny_checkpoint):
     model = TransformersChatModel(tiny_checkpoint, max_new_tokens=4, device="cpu")
     model.max_context = 50
@@ -152,5 +163,7 @@ def test_factory_and_bad_settings(tiny_checkpoint, tmp_path):
         make_local_chat_model(tiny_checkpoint, backend="onnx")
     with pytest.raises(ConfigError, match="not a checkpoint directory"):
         TransformersChatModel(tmp_path)
+    with pytest.raises(ConfigError, match="unknown dtype"):
+        TransformersChatModel(tiny_checkpoint, dtype="float7")
     with pytest.raises(ConfigError, match="unknown tool-call parser"):
         TransformersChatModel(tiny_checkpoint, parser="xml")
