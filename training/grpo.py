@@ -95,8 +95,10 @@ def grpo_args(cfg: TrainConfig, **extra):
         disable_tqdm=not cfg.progress, disable_dropout=True, **vllm, **extra)
 
 
-def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer_cls=None, **grpo_extra):
-    """The GRPOTrainer and its rollout function (exposed for tests and scripts)."""
+def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer_cls=None,
+                  make_user: Optional[Callable[[Task, int], User]] = None, **grpo_extra):
+    """The GRPOTrainer and its rollout function (exposed for tests and scripts); ``make_user`` replaces the
+    user the config names."""
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
@@ -112,7 +114,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     rollout: Optional[RolloutFunc] = None
     make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,
                                  getattr(model.config, "max_position_embeddings", None))
-    player = EpisodePlayer(bench, tasks, make_policy, user_factory(bench, cfg),
+    player = EpisodePlayer(bench, tasks, make_policy, make_user or user_factory(bench, cfg),
                            RolloutSettings(cfg.seed, cfg.concurrency, cfg.truncated_reward), filler_id=pad_id)
     rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})

@@ -9,6 +9,7 @@ from helpers.counter_bench import CounterBenchmark
 
 from mua.harness.runner import agent_view
 from mua.harness.types import Message
+from mua.harness.users import ScriptedUser
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl", reason="GRPO training needs trl")
@@ -94,7 +95,6 @@ def _runs(mask: list[int]) -> list[tuple[int, int, int]]:
 def test_two_grpo_steps_through_the_runner(warmed_policy, tmp_path):
     from mua.training.config import TrainConfig
     from mua.training.grpo import build_trainer
-    from mua.training.stream import TemplateSuffixer
 
     bench = LenientCounter(n_tasks=8)
     tasks = bench.load_tasks(None, "easy")[:2]
@@ -105,30 +105,7 @@ def test_two_grpo_steps_through_the_runner(warmed_policy, tmp_path):
     trainer._rollout = rollout
     before = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
     trainer.train()
-    tok = trainer.processing_class
-    suffixer = TemplateSuffixer(tok, tok.eos_token)
-
-    assert len(trainer.batches) == 2
-    for batch in trainer.batches:
-        episodes = batch["episodes"]
-        assert batch["completion_ids"].size(0) == len(episodes) == BATCH  # one row per input prompt
-        # every task appears G times in the batch (GRPO groups)
-        assert sorted({e.key for e in episodes}) and all(
-            sum(e.key == k for e in episodes) % G == 0 for k in {e.key for e in episodes})
-        loss_mask = (batch["completion_mask"] * batch["tool_mask"]).bool()
-        assert loss_mask.any()
-        rows = _match_rows(batch, episodes)  # the trainer shuffles rows after the rollout
-        for row, ep in zip(rows, episodes):
-            n = len(ep.completion_ids)
-            assert batch["tool_mask"][row, :n].tolist() == ep.env_mask  # assistant weighted, tool/user not
-            assert batch["completion_mask"][row, :n].all() and not batch["completion_mask"][row, n:].any()
-            assert n <= BUDGET and all(e - s <= TURN for v, s, e in _runs(ep.env_mask) if v == 1)
-            assert ep.truncated or ep.completion_ids[-1] == tok.eos_token_id or ep.clipped_turns
-            _check_stream_matches_conversation(tok, suffixer, ep)
-        # the trainer's own log-probs equal the sampler's on every trained token (fp32)
-        sampled = batch["sampling_per_token_logps"][loss_mask]
-        recomputed = batch["recomputed"][loss_mask]
-        assert torch.allclose(recomputed, sampled, atol=1e-5, rtol=0), (recomputed - sampled).abs().max()
+    _check_batches(trainer, steps=2, group=G, batch_size=BATCH, turn=TURN, budget=BUDGET)
 
     after = trainer.model.state_dict()
     assert any(not torch.equal(before[k], after[k]) for k in before)  # the update moved the weights
@@ -136,6 +113,34 @@ def test_two_grpo_steps_through_the_runner(warmed_policy, tmp_path):
     assert [m["step"] for m in metrics] == [1, 2] and "episode/pass_rate" in metrics[0]
     assert list((tmp_path / "out" / "samples").glob("step-*.jsonl"))
     assert (tmp_path / "out" / "checkpoint-2" / "trainer_state.json").is_file()
+
+
+def _check_batches(trainer, steps, group, batch_size, turn, budget) -> None:
+    """What reached the loss: one row per prompt, masks, budgets, stream/conversation agreement, log-probs."""
+    from mua.training.stream import TemplateSuffixer
+
+    tok = trainer.processing_class
+    suffixer = TemplateSuffixer(tok, tok.eos_token)
+    assert len(trainer.batches) == steps
+    for batch in trainer.batches:
+        episodes = batch["episodes"]
+        assert batch["completion_ids"].size(0) == len(episodes) == batch_size  # one row per input prompt
+        keys = [e.key for e in episodes]
+        assert all(keys.count(k) % group == 0 for k in keys)  # each task appears G times (a GRPO group)
+        loss_mask = (batch["completion_mask"] * batch["tool_mask"]).bool()
+        assert loss_mask.any()
+        rows = _match_rows(batch, episodes)  # the trainer shuffles rows after the rollout
+        for row, ep in zip(rows, episodes):
+            n = len(ep.completion_ids)
+            assert batch["tool_mask"][row, :n].tolist() == ep.env_mask  # assistant weighted, tool/user not
+            assert batch["completion_mask"][row, :n].all() and not batch["completion_mask"][row, n:].any()
+            assert n <= budget and all(e - s <= turn for v, s, e in _runs(ep.env_mask) if v == 1)
+            assert ep.truncated or ep.completion_ids[-1] == tok.eos_token_id or ep.clipped_turns
+            _check_stream_matches_conversation(tok, suffixer, ep)
+        # the trainer's own log-probs equal the sampler's on every trained token (fp32)
+        sampled = batch["sampling_per_token_logps"][loss_mask]
+        recomputed = batch["recomputed"][loss_mask]
+        assert torch.allclose(recomputed, sampled, atol=1e-5, rtol=0), (recomputed - sampled).abs().max()
 
 
 def _check_stream_matches_conversation(tok, suffixer, ep) -> None:
@@ -160,3 +165,30 @@ def _check_stream_matches_conversation(tok, suffixer, ep) -> None:
         if k + 1 < len(generated):
             between = view[assistant_at[k] + 1:assistant_at[k + 1]]
             assert tok.decode(context[k], skip_special_tokens=False) == suffixer.suffix_text(between, stopped)
+
+
+@pytest.mark.slow
+def test_one_grpo_step_on_tau2_retail_train_tasks(tiny_checkpoint, data_dir, tmp_path):
+    """The real adapter: retail policy and tools in the prompt (~10k tokens), tau2 environment and scoring,
+    its scripted user. The untrained model's replies are noise; the token bookkeeping must still hold."""
+    from mua.harness.registry import get_benchmark
+    from mua.training.config import TrainConfig
+    from mua.training.grpo import build_trainer, load_training_tasks
+
+    torch.set_num_threads(1)
+    bench = get_benchmark("tau2")
+    cfg = TrainConfig(policy=str(tiny_checkpoint), output_dir=str(tmp_path / "out"), benchmark="tau2",
+                      subsets=["retail"], split="train", task_ids=["105"], num_generations=2, batch_size=2,
+                      max_steps=1, max_turn_tokens=12, max_completion_tokens=80, save_steps=10, progress=False,
+                      user_model="scripted").validate(("test", None, "base"))
+    tasks = load_training_tasks(bench, cfg, data_dir)
+    assert [t.split for t in tasks] == ["train"]
+    # three user turns, so the stream carries user suffixes as well as any tool results
+    user = lambda task, seed: ScriptedUser(["I want to exchange an item.", "Are you sure? Please check again.",
+                                            "###STOP###"], stop_markers=["###STOP###"])  # noqa: E731
+    trainer, rollout = build_trainer(cfg, bench, tasks, trainer_cls=_capturing_trainer(), make_user=user)
+    trainer._rollout = rollout
+    trainer.train()
+    _check_batches(trainer, steps=1, group=2, batch_size=2, turn=12, budget=80)
+    assert all(len(ep.prompt_ids) > 5000 for ep in trainer.batches[0]["episodes"])
+    assert all(ep.agent_turns >= 2 and 0 in ep.env_mask for ep in trainer.batches[0]["episodes"])
