@@ -17,7 +17,7 @@ from .environment import Tau2Environment
 from .judge import judge_nl_assertions
 from .prompts import (FIRST_AGENT_MESSAGE, STOP, USER_STOP_MARKERS, agent_system_prompt, user_system_prompt)
 from .registry import get_domain
-from .tasks import Tau2Task, load_tasks
+from .tasks import load_tasks
 
 # tau2's CLI runs with max_steps=200 (config.DEFAULT_MAX_STEPS). A tau2 step is one user message, one agent
 # message, or ONE batch of tool results; its first agent greeting is not a step. mua's runner counts messages,

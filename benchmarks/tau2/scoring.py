@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from mua.harness.types import Message, Score
+from mua.harness.types import Message
 
 from .domain import Tau2Domain
 from .environment import Tau2Environment, parse_arguments

@@ -1,12 +1,8 @@
 """The retail domain: its database (loaded once), policy and tool table."""
 from __future__ import annotations
 
-from pathlib import Path
-
-from mua.harness.datafiles import load_json, require_file
-
-from ..domain import Tau2Domain, ToolDef
-from ..overlay import Overlay
+from ..domain import ToolDef
+from ..json_domain import JsonDbDomain
 from ..schema import STRING, STRING_LIST, tool_spec
 from . import data_model, tools
 from .tool_docs import DOCS
@@ -46,21 +42,7 @@ def build_tools() -> dict[str, ToolDef]:
     return table
 
 
-class RetailDomain(Tau2Domain):
+class RetailDomain(JsonDbDomain):
     name = "retail"
-
-    def __init__(self, policy: str, base: dict):
-        super().__init__(policy=policy, agent_tools=build_tools())
-        self.base = base
-
-    @classmethod
-    def load(cls, data_dir: Path) -> "RetailDomain":
-        folder = "tau2/domains/retail"
-        policy = require_file(data_dir, f"{folder}/policy.md").read_text(encoding="utf-8")
-        return cls(policy, data_model.normalise_db(load_json(data_dir, f"{folder}/db.json")))
-
-    def new_state(self) -> Overlay:
-        return Overlay(self.base)
-
-    def fingerprint(self, state: Overlay) -> tuple:
-        return state.fingerprint()
+    build_tools = staticmethod(build_tools)
+    normalise_db = staticmethod(data_model.normalise_db)
