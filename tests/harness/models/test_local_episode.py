@@ -41,7 +41,11 @@ def test_tiny_checkpoint_plays_and_is_scored_on_tau2_retail(tiny_checkpoint, tin
     model = TransformersChatModel(tiny_checkpoint, max_new_tokens=6, device="cpu")
     outcomes = play(model, retail_tasks)
     for task, (result, turns) in zip(retail_tasks, outcomes):
-        assert result.termination == "user_stop" and result.score is not None
+        # random weights: often an empty reply, which tau2's protocol ends as agent_error (scored 0)
+        assert result.termination in ("user_stop", "agent_error") and result.score is not None
+        if result.termination == "agent_error":
+            last = result.messages[-1]
+            assert last.role == "assistant" and bool((last.content or "").strip()) == bool(last.tool_calls)
         assert 0.0 <= result.score.reward <= 1.0  # random weights: near zero, by design
         spec = BENCH.start(task)
         system = [{"role": "system", "content": spec.system_prompt}]
