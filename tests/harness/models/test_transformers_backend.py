@@ -167,3 +167,18 @@ def test_factory_and_bad_settings(tiny_checkpoint, tmp_path):
         TransformersChatModel(tiny_checkpoint, dtype="float7")
     with pytest.raises(ConfigError, match="unknown tool-call parser"):
         TransformersChatModel(tiny_checkpoint, parser="xml")
+
+
+def test_parser_follows_the_checkpoint_template_unless_named(tiny_checkpoint, tmp_path):
+    import shutil
+    llama_like = tmp_path / "llama_like"
+    shutil.copytree(tiny_checkpoint, llama_like)
+    template = (llama_like / "chat_template.jinja").read_text()
+    (llama_like / "chat_template.jinja").write_text("{# ipython results; calls may start with <|python_tag|> #}"
+                                                    + template.replace("tool_call", "function_call"))
+    model = CannedModel(llama_like)
+    assert model.parser_name == "llama3_json"
+    model.replies = ['{"name": "get_order", "parameters": {"order_id": "#W1"}}']
+    [(message, _, _)] = chat_turns(model, [convo()])
+    assert message.tool_calls[0].name == "get_order" and message.content is None
+    assert CannedModel(llama_like, parser="hermes").parser_name == "hermes"
