@@ -3,9 +3,13 @@
 Tasks are built from the definitions embedded in the file (task sets changed between tau2 versions); the
 policy recorded in ``info.environment_info.policy`` is kept on the task (it only affects the agent prompt).
 tau2 messages become OpenAI-shape messages: tool-call arguments (dicts) become JSON strings, tool messages
-carry ``tool_call_id``, and user messages keep their tool calls (telecom)."""
+carry ``tool_call_id``, and user messages keep their tool calls (telecom).
+
+A simulation is scored against the task its ``reward_info`` shows was evaluated (see ``evaluated_task``): in the
+ToolOrchestra leaderboard files (tau2 0.1.3) the ``task_id`` labels are shuffled relative to the conversations."""
 from __future__ import annotations
 
+import ast
 import json
 from pathlib import Path
 from typing import Iterator, Optional
@@ -13,7 +17,11 @@ from typing import Iterator, Optional
 from mua.harness.interfaces import ReplayItem
 from mua.harness.types import Message, ToolCall
 
-from .tasks import make_task
+from .tasks import Tau2Task, make_task
+
+# The note tau2 writes into reward_info["info"][part] when the task has nothing of that kind to check.
+_NOTHING_TO_CHECK = {"action": "No actions to evaluate", "communicate": "No communicate_info to evaluate",
+                     "nl": "No nl_assertions to evaluate"}
 
 
 def _is_results(doc) -> bool:
@@ -32,6 +40,76 @@ def convert_message(m: dict) -> Optional[Message]:
                           arguments=json.dumps(c.get("arguments") or {}))
                  for c in m["tool_calls"]]
     return Message(role=role, content=m.get("content"), tool_calls=calls)
+
+
+def parse_reward_info(raw) -> tuple[Optional[dict], Optional[str]]:
+    """reward_info as a dict; some files store its Python repr as a string (parsed as a literal, never run)."""
+    if raw is None or isinstance(raw, dict):
+        return raw, None
+    if isinstance(raw, str):
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            value = None
+        if isinstance(value, dict):
+            return value, None
+    return None, "reward_info is neither a dict nor the Python repr of one"
+
+
+def _action_key(action: dict) -> tuple:
+    return (action.get("requestor") or "assistant", action.get("name"), action.get("arguments") or {})
+
+
+def _recorded(reward_info: dict, checks_key: str, part: str, field: str) -> Optional[list]:
+    """The criteria of one kind the evaluator checked, in order; None when the file does not say (not evaluated)."""
+    checks = reward_info.get(checks_key)
+    if isinstance(checks, list):
+        return [c.get(field) for c in checks if isinstance(c, dict)]
+    info = reward_info.get("info")
+    note = info.get(part) if isinstance(info, dict) else None
+    return [] if isinstance(note, dict) and note.get("note") == _NOTHING_TO_CHECK[part] else None
+
+
+def _evidence(reward_info: dict) -> dict[str, Optional[list]]:
+    actions = _recorded(reward_info, "action_checks", "action", "action")
+    return {"actions": None if actions is None else [_action_key(a or {}) for a in actions],
+            "communicate": _recorded(reward_info, "communicate_checks", "communicate", "info"),
+            "nl": _recorded(reward_info, "nl_assertions", "nl", "nl_assertion")}
+
+
+def _consistent(task: Tau2Task, evidence: dict[str, Optional[list]]) -> bool:
+    crit = task.evaluation or {}
+    own = {"actions": [_action_key(a) for a in crit.get("actions") or []],
+           "communicate": list(crit.get("communicate_info") or []), "nl": list(crit.get("nl_assertions") or [])}
+    return all(evidence[k] is None or evidence[k] == own[k] for k in own)
+
+
+def _action_ids(actions) -> list:
+    return [a.get("action_id") for a in actions or [] if isinstance(a, dict)]
+
+
+def evaluated_task(tasks: dict[str, Tau2Task], task_id: str,
+                   reward_info: Optional[dict]) -> tuple[Optional[Tau2Task], Optional[str]]:
+    """The embedded task whose criteria equal those the evaluator recorded in reward_info (gold actions by
+    requestor, name and arguments in order; communicate infos; NL assertions), preferring the labelled task.
+    Tasks with identical criteria are told apart by the recorded action ids (compared with the embedded
+    actions' ids, not with task ids: in the 0.1.3 retail set tasks 95-113 carry ids "96_0".."114_0").
+    Returns (task, None) or (None, why not)."""
+    evidence = _evidence(reward_info or {})
+    labelled = tasks.get(task_id)
+    if labelled is not None and _consistent(labelled, evidence):
+        return labelled, None
+    if all(v is None for v in evidence.values()):  # nothing recorded to check the label against
+        return labelled, None if labelled else f"task {task_id} is not embedded in the file"
+    candidates = [t for t in tasks.values() if _consistent(t, evidence)]
+    if len(candidates) > 1:
+        ids = _action_ids(c.get("action") for c in (reward_info or {}).get("action_checks") or [])
+        candidates = [t for t in candidates if ids and _action_ids((t.evaluation or {}).get("actions")) == ids]
+    if len(candidates) == 1:
+        return candidates[0], None
+    label = f"task {task_id} is not embedded" if labelled is None else f"labelled task {task_id} was not evaluated"
+    return None, (f"{label} (reward_info records other criteria) and "
+                  f"{len(candidates) or 'no'} embedded tasks match the recorded criteria")
 
 
 def read_results(path: Path, data_dir: Path) -> Optional[Iterator[ReplayItem]]:
@@ -59,15 +137,17 @@ def read_results(path: Path, data_dir: Path) -> Optional[Iterator[ReplayItem]]:
     def items() -> Iterator[ReplayItem]:
         for sim in doc["simulations"]:
             task_id = str(sim.get("task_id"))
-            task = tasks.get(task_id)
             messages = [m for m in (convert_message(x) for x in sim.get("messages") or []) if m is not None]
-            error = None
-            if task is None:
-                error = f"task {task_id} is not embedded in the file"
-            elif domain not in ("retail", "airline", "telecom"):
+            reward_info, error = parse_reward_info(sim.get("reward_info"))
+            task = None
+            if error is None:
+                task, error = evaluated_task(tasks, task_id, reward_info)
+            if task is not None:
+                task_id = task.id  # the evaluated task, which may differ from the file's label
+            if error is None and domain not in ("retail", "airline", "telecom"):
                 error = f"domain {domain!r} is not a tau2 domain mua implements"
             yield ReplayItem(task=task, messages=messages, subset=domain, task_id=task_id,
                              variant=str(sim.get("trial")) if sim.get("trial") is not None else None,
-                             termination=sim.get("termination_reason"), official=sim.get("reward_info"),
+                             termination=sim.get("termination_reason"), official=reward_info,
                              error=error)
     return items()
