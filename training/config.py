@@ -43,7 +43,7 @@ class TrainConfig:
     max_turn_tokens: int = 256  # generated tokens per reply
     max_completion_tokens: int = 2048  # tokens after the first prompt (replies, tool results, user turns)
     truncated_reward: float = 0.0
-    mask_truncated: bool = False  # drop episodes cut by a budget from the loss
+    mask_truncated: bool = False  # no loss on episodes stopped by the budget or ending in a cut reply
 
     generation: str = "transformers"
     vllm_server_url: Optional[str] = None

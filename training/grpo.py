@@ -81,6 +81,8 @@ def grpo_args(cfg: TrainConfig, **extra):
     from trl import GRPOConfig
 
     vllm = {}
+    if cfg.generation != "transformers" and not torch.cuda.is_available():
+        raise ConfigError(f"generation: {cfg.generation} needs vLLM on a CUDA GPU; use generation: transformers")
     if cfg.generation != "transformers":
         vllm = {"use_vllm": True, "vllm_mode": "colocate" if cfg.generation == "vllm_colocate" else "server"}
         if cfg.generation == "vllm_server":
@@ -89,7 +91,7 @@ def grpo_args(cfg: TrainConfig, **extra):
         output_dir=cfg.output_dir, num_generations=cfg.num_generations, per_device_train_batch_size=cfg.batch_size,
         gradient_accumulation_steps=cfg.gradient_accumulation_steps, max_steps=cfg.max_steps,
         learning_rate=cfg.learning_rate, beta=cfg.beta, loss_type=cfg.loss_type, temperature=cfg.temperature,
-        top_p=cfg.top_p, max_completion_length=cfg.max_turn_tokens, mask_truncated_completions=cfg.mask_truncated,
+        top_p=cfg.top_p, max_completion_length=cfg.max_turn_tokens,
         seed=cfg.seed, bf16=cfg.bf16, use_cpu=not torch.cuda.is_available(), save_steps=cfg.save_steps,
         save_total_limit=cfg.save_total_limit, logging_steps=cfg.logging_steps, report_to="none",
         disable_tqdm=not cfg.progress, disable_dropout=True, **vllm, **extra)
@@ -114,8 +116,9 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     rollout: Optional[RolloutFunc] = None
     make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,
                                  getattr(model.config, "max_position_embeddings", None))
-    player = EpisodePlayer(bench, tasks, make_policy, make_user or user_factory(bench, cfg),
-                           RolloutSettings(cfg.seed, cfg.concurrency, cfg.truncated_reward), filler_id=pad_id)
+    settings = RolloutSettings(cfg.seed, cfg.concurrency, cfg.truncated_reward, cfg.mask_truncated)
+    player = EpisodePlayer(bench, tasks, make_policy, make_user or user_factory(bench, cfg), settings,
+                           filler_id=pad_id)
     rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = (trainer_cls or GRPOTrainer)(

@@ -66,6 +66,11 @@ class StreamPolicy:
         self._stopped = True
         self._last_reply: Optional[Message] = None
 
+    @property
+    def last_reply_cut(self) -> bool:
+        """Whether the latest reply was cut by the token budget (no stop token)."""
+        return not self._stopped
+
     def _advance(self, messages: list[Message], tools: Optional[list[ToolSpec]]) -> None:
         """Bring the stream up to ``messages`` (the agent's view, system prompt first)."""
         names = [t.name for t in tools or []]

@@ -66,6 +66,7 @@ class RolloutSettings:
     seed: int = 0
     concurrency: int = 16  # episodes in flight per rank
     truncated_reward: float = 0.0  # reward of an episode stopped by the token budget
+    mask_truncated: bool = False  # no loss on episodes stopped by the budget or ending in a cut reply
 
 
 class EpisodePlayer:
@@ -109,6 +110,8 @@ class EpisodePlayer:
         if not stream.completion_ids:  # the policy never generated: nothing to learn from
             stream.add_context([self.filler_id])
             reward = None
+        if self.settings.mask_truncated and (termination == BUDGET_EXHAUSTED or policy.last_reply_cut):
+            stream.env_mask = [0] * len(stream.env_mask)
         return EpisodeOutcome(key, stream.prompt_ids, stream.completion_ids, stream.env_mask, stream.logprobs,
                               reward, termination, agent_turns=policy.turns, clipped_turns=policy.clipped_turns)
 

@@ -63,6 +63,6 @@ def sft_warmup(model, streams: list[TokenStream], steps: int, lr: float = 3e-3, 
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
     model.eval()
     return losses

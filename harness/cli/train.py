@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", help="YAML file of training settings")
     for name, kind in _FLAGS.items():
         flag = "--" + name.replace("_", "-")
-        p.add_argument(flag, type=kind, dest=name, default=None, help=_HELP.get(name, argparse.SUPPRESS))
+        p.add_argument(flag, type=kind, dest=name, default=None, help=_HELP[name])
     p.add_argument("--allow-test-split", action="store_true", default=None,
                    help="train on the test split anyway (contaminates every score reported on it)")
     p.add_argument("--bf16", action="store_true", default=None, help="bfloat16 mixed precision (GPU)")
@@ -53,6 +53,10 @@ _HELP = {
     "max_turn_tokens": "generated tokens per agent reply",
     "max_completion_tokens": "episode tokens after the first prompt; an episode that runs out is truncated",
     "generation": "transformers, vllm_colocate or vllm_server", "vllm_server_url": "vLLM server base URL",
+    "gradient_accumulation_steps": "micro-batches per optimizer step", "beta": "KL coefficient (0: none)",
+    "temperature": "sampling temperature of the policy (also used to recompute log-probs)",
+    "concurrency": "episodes in flight per rank", "seed": "run seed (episode and request seeds derive from it)",
+    "save_steps": "checkpoint every N steps", "samples_per_step": "trajectories written to OUTPUT_DIR/samples per step",
 }
 
 

@@ -20,7 +20,7 @@ class RecordingUser(ScriptedUser):
     seeds: list = []
 
 
-def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None):
+def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, mask_truncated=False):
     bench = CounterBenchmark(n_tasks=3)
     tasks = bench.load_tasks(None, "easy")
     backend = ScriptedBackend(tokenizer, texts, tokenizer.eos_token_id)
@@ -32,7 +32,7 @@ def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None):
         seeds.append((task.id, seed))
         return user(task) if user else bench.gold_user(task)
 
-    player = EpisodePlayer(bench, tasks, make_policy, make_user, RolloutSettings(seed=7), tokenizer.pad_token_id)
+    player = EpisodePlayer(bench, tasks, make_policy, make_user, RolloutSettings(seed=7, mask_truncated=mask_truncated), tokenizer.pad_token_id)
     func = RolloutFunc(player, lambda trainer: backend, samples_per_step=2)
     trainer = SimpleNamespace(state=SimpleNamespace(global_step=3), args=SimpleNamespace(output_dir=str(tmp_path)),
                               accelerator=SimpleNamespace(process_index=0, is_main_process=True))
@@ -62,6 +62,16 @@ def test_budget_exhausted_episode_is_marked_truncated(tiny_tokenizer, stop_ids, 
     stats = out["episode_stats"][0]
     assert stats["truncated"] and stats["termination"] == BUDGET_EXHAUSTED and stats["error"] is None
     assert len(out["completion_ids"][0]) <= 60 and out["env_mask"][0][-1] == 1
+
+
+def test_mask_truncated_takes_budget_stopped_episodes_out_of_the_loss(tiny_tokenizer, stop_ids, tmp_path):
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL], budget=60, tmp_path=tmp_path,
+                                   mask_truncated=True)
+    out = func(["easy/0"], trainer)
+    assert out["episode_stats"][0]["truncated"] and set(out["env_mask"][0]) == {0}
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path,
+                                   mask_truncated=True)
+    assert 1 in func(["easy/0"], trainer)["env_mask"][0]  # finished episodes keep their weights
 
 
 def test_failed_episode_has_no_reward_but_keeps_its_row(tiny_tokenizer, stop_ids, tmp_path):
