@@ -13,7 +13,7 @@ from ..errors import MuaError
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user "
                "(tau2-bench, BFCL v3 multi-turn, ACEBench agent).")
 
-COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "train")
+COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "train", "model")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,25 @@
+"""`mua model tiny OUT_DIR`: build the offline test checkpoint (a tiny random model with a tool-calling chat
+template), usable anywhere a model is named, e.g. `mua eval --agent-model OUT_DIR`."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("model", help="build the tiny offline test checkpoint",
+                       description="Builds a tiny random-initialised causal LM and tokenizer with a tool-calling "
+                                   "chat template, entirely offline. Its scores are near zero: it is for tests "
+                                   "and offline examples, not for measuring anything.")
+    p.add_argument("what", choices=("tiny",))
+    p.add_argument("out_dir", help="checkpoint directory to write")
+    p.add_argument("--seed", type=int, default=0, help="weights seed (same seed, byte-identical files)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..models.tiny import build_tiny_checkpoint  # lazy: needs torch and transformers (extra `local`)
+
+    path = build_tiny_checkpoint(args.out_dir, seed=args.seed)
+    print(f"tiny checkpoint written to {path}; try: mua eval --benchmark tau2 --subset retail --limit 2 "
+          f"--agent-model {path} --user-model ... (scores will be near zero)")
+    return 0
