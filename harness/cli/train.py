@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"mua train needs torch, transformers, trl and datasets ({exc})") from None
     data_dir = resolve_data_dir(args.data_dir or cfg.data_dir)
     out = train(cfg, bench, Path(data_dir))
-    print(f"trained policy written to {out}; score it with: mua eval --benchmark {cfg.benchmark} "
-          f"--agent-model {out}")
+    if os.environ.get("RANK", "0") == "0":  # under accelerate/torchrun every rank runs this command
+        print(f"trained policy written to {out}; score it with: mua eval --benchmark {cfg.benchmark} "
+              f"--agent-model {out}")
     return 0

@@ -106,6 +106,7 @@ def test_two_grpo_steps_through_the_runner(warmed_policy, tmp_path):
     before = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}
     trainer.train()
     _check_batches(trainer, steps=2, group=G, batch_size=BATCH, turn=TURN, budget=BUDGET)
+    assert max(rollout.backend.batcher.batch_sizes) > 1  # concurrent episodes shared forward passes
 
     after = trainer.model.state_dict()
     assert any(not torch.equal(before[k], after[k]) for k in before)  # the update moved the weights

@@ -32,9 +32,11 @@ def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, 
         seeds.append((task.id, seed))
         return user(task) if user else bench.gold_user(task)
 
-    player = EpisodePlayer(bench, tasks, make_policy, make_user, RolloutSettings(seed=7, mask_truncated=mask_truncated), tokenizer.pad_token_id)
+    settings = RolloutSettings(seed=7, mask_truncated=mask_truncated)
+    player = EpisodePlayer(bench, tasks, make_policy, make_user, settings, tokenizer.pad_token_id)
     func = RolloutFunc(player, lambda trainer: backend, samples_per_step=2)
-    trainer = SimpleNamespace(state=SimpleNamespace(global_step=3), args=SimpleNamespace(output_dir=str(tmp_path)),
+    trainer = SimpleNamespace(state=SimpleNamespace(global_step=3),
+                              args=SimpleNamespace(output_dir=str(tmp_path)),
                               accelerator=SimpleNamespace(process_index=0, is_main_process=True))
     return func, trainer, seeds, backend
 

@@ -12,7 +12,7 @@ from mua.harness.models.chat_template import template_messages
 from mua.harness.runner import agent_view, run_episode
 from mua.harness.types import Message, ToolCall
 from mua.harness.users import ScriptedUser
-from mua.training.policy import Budget, BudgetExhausted, Sampling, StreamPolicy
+from mua.training.policy import Budget, BudgetExhausted
 from mua.training.sft import gold_streams, teacher_policy
 from mua.training.stream import StreamError, TemplateSuffixer, TokenStream, stop_text_of
 
@@ -64,23 +64,27 @@ def test_generated_ids_are_kept_verbatim_and_context_follows(tiny_tokenizer, sto
     segs = _segments(policy.stream)
     assert [m for m, _ in segs] == [1, 0, 1]
     assert segs[0][1] == backend.replies[0] and segs[2][1] == backend.replies[1]
-    assert tiny_tokenizer.decode(segs[1][1]) == "\n<|im_start|>user\n<tool_response>\n3\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+    assert tiny_tokenizer.decode(segs[1][1]) == (
+        "\n<|im_start|>user\n<tool_response>\n3\n</tool_response><|im_end|>\n<|im_start|>assistant\n")
     # every request's prompt is exactly the stream so far: no re-tokenisation between turns
     assert backend.requests[1].prompt_ids == policy.stream.prompt_ids + segs[0][1] + segs[1][1]
     # sampling log-probs on generated tokens, zeros on context
-    assert policy.stream.logprobs[:len(segs[0][1])] == pytest.approx([-0.01 * (i + 1) for i in range(len(segs[0][1]))])
+    first = len(segs[0][1])
+    assert policy.stream.logprobs[:first] == pytest.approx([-0.01 * (i + 1) for i in range(first)])
     assert set(policy.stream.logprobs[len(segs[0][1]):len(segs[0][1]) + len(segs[1][1])]) == {0.0}
 
 
 def test_cut_reply_is_closed_by_the_suffix_and_counted_as_clipped(tiny_tokenizer, stop_ids):
-    backend = ScriptedBackend(tiny_tokenizer, ["I will now think about this for a long long time"], tiny_tokenizer.eos_token_id)
+    backend = ScriptedBackend(tiny_tokenizer, ["I will now think about this for a long long time"],
+                              tiny_tokenizer.eos_token_id)
     policy = _policy(tiny_tokenizer, stop_ids, backend, Budget(max_turn_tokens=4, max_completion_tokens=10**6))
     task = BENCH.load_tasks(None, "easy")[0]
     user = ScriptedUser(["first", "second", "###STOP###"], stop_markers=["###STOP###"])
     asyncio.run(run_episode(BENCH, task, ModelAgent(policy), user))
     assert policy.clipped_turns == policy.turns == 2
     first_context = _segments(policy.stream)[1][1]
-    assert tiny_tokenizer.decode(first_context) == "<|im_end|>\n<|im_start|>user\nsecond<|im_end|>\n<|im_start|>assistant\n"
+    assert tiny_tokenizer.decode(first_context) == (
+        "<|im_end|>\n<|im_start|>user\nsecond<|im_end|>\n<|im_start|>assistant\n")
     assert all(len(ids) == 4 for m, ids in _segments(policy.stream) if m == 1)
 
 
