@@ -29,7 +29,7 @@ class EpisodeResult:
     score: Optional[Score]
     agent_usage: Usage = field(default_factory=Usage)
     user_usage: Usage = field(default_factory=Usage)
-    turns: int = 0
+    turns: int = 0  # user messages with text
 
 
 def agent_view(messages: list[Message]) -> list[Message]:
@@ -143,8 +143,9 @@ async def run_episode(benchmark: Benchmark, task: Task, agent: Agent, user: User
         if termination := await _agent_turn(spec, agent, turn, messages, budget):
             break
         turn += 1
+    user_turns = sum(1 for m in messages if m.role == "user" and m.content)
     result = EpisodeResult(messages=messages, termination=termination, score=None,
-                           agent_usage=agent.usage, user_usage=user.usage, turns=turn + 1)
+                           agent_usage=agent.usage, user_usage=user.usage, turns=user_turns)
     if score:
         result.score = await benchmark.score_async(task, messages, env=spec.env, termination=termination,
                                                    judge=judge)
