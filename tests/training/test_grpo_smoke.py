@@ -7,6 +7,7 @@ import json
 import pytest
 from helpers.counter_bench import CounterBenchmark
 
+from mua.harness.models.chat_template import template_messages
 from mua.harness.runner import agent_view
 from mua.harness.types import Message
 from mua.harness.users import ScriptedUser
@@ -166,6 +167,19 @@ def _check_stream_matches_conversation(tok, suffixer, ep) -> None:
         if k + 1 < len(generated):
             between = view[assistant_at[k] + 1:assistant_at[k + 1]]
             assert tok.decode(context[k], skip_special_tokens=False) == suffixer.suffix_text(between, stopped)
+    # Independently of the suffixer: the chat template itself, rendering the conversation with each reply as
+    # the raw text the model wrote, gives the decoded completion (which ends at the last generated token).
+    raw = [Message(role="assistant", content=tok.decode(ids[:-1] if ids[-1] == tok.eos_token_id else ids,
+                                                         skip_special_tokens=False)) for ids in generated]
+    convo = list(view[:assistant_at[len(generated) - 1] + 1])
+    for k, message in enumerate(raw):
+        convo[assistant_at[k]] = message
+    before = tok.apply_chat_template(template_messages(convo[:assistant_at[0]]), tokenize=False,
+                                     add_generation_prompt=True)
+    full = tok.apply_chat_template(template_messages(convo), tokenize=False)
+    assert full.startswith(before)
+    tail = "\n" if generated[-1][-1] == tok.eos_token_id else "<|im_end|>\n"  # a cut reply is closed here
+    assert full[len(before):] == tok.decode(ep.completion_ids, skip_special_tokens=False) + tail
 
 
 @pytest.mark.slow
