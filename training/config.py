@@ -30,6 +30,10 @@ class TrainConfig:
     user_model: str = SCRIPTED  # "scripted", an endpoint model name, or a local checkpoint directory
     user_base_url: Optional[str] = None
     user_params: dict = field(default_factory=lambda: {"temperature": 0.0})
+    judge_model: Optional[str] = None  # LLM judge for tau2 NL assertions (without one they are skipped)
+    judge_base_url: Optional[str] = None
+    judge_params: dict = field(default_factory=lambda: {"temperature": 0.0})
+    incomplete_scores: str = "drop"  # "drop": no reward when the score skipped components; "keep": partial
 
     num_generations: int = 4  # G: episodes per task in one GRPO group
     batch_size: int = 8  # episodes per device per optimizer step (a multiple of G)
@@ -82,6 +86,8 @@ class TrainConfig:
             raise ConfigError(f"generation must be one of {', '.join(GENERATION_BACKENDS)}")
         if self.generation == "vllm_server" and not self.vllm_server_url:
             raise ConfigError("generation: vllm_server needs vllm_server_url (e.g. http://gpu-host:8000)")
+        if self.incomplete_scores not in ("drop", "keep"):
+            raise ConfigError("incomplete_scores must be 'drop' or 'keep'")
         if self.temperature <= 0:
             raise ConfigError("temperature must be > 0: GRPO needs sampled episodes")
         return self

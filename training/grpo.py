@@ -50,6 +50,14 @@ def user_factory(bench: Benchmark, cfg: TrainConfig) -> Callable[[Task, int], Us
     return make
 
 
+def judge_model(cfg: TrainConfig):
+    if not cfg.judge_model:
+        return None
+    from mua.harness.models import make_chat_model
+
+    return make_chat_model(cfg.judge_model, base_url=cfg.judge_base_url, **dict(cfg.judge_params))
+
+
 def policy_factory(tokenizer, stop_ids: set[int], cfg: TrainConfig, backend_ref: Callable[[], Any],
                    max_context: Optional[int]) -> Callable[[int], StreamPolicy]:
     suffixer = TemplateSuffixer(tokenizer, stop_text_of(tokenizer, stop_ids))
@@ -116,9 +124,10 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     rollout: Optional[RolloutFunc] = None
     make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,
                                  getattr(model.config, "max_position_embeddings", None))
-    settings = RolloutSettings(cfg.seed, cfg.concurrency, cfg.truncated_reward, cfg.mask_truncated)
+    settings = RolloutSettings(cfg.seed, cfg.concurrency, cfg.truncated_reward, cfg.mask_truncated,
+                               cfg.incomplete_scores)
     player = EpisodePlayer(bench, tasks, make_policy, make_user or user_factory(bench, cfg), settings,
-                           filler_id=pad_id)
+                           filler_id=pad_id, judge=judge_model(cfg))
     rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = (trainer_cls or GRPOTrainer)(

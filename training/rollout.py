@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from mua.harness.agents import ModelAgent
-from mua.harness.interfaces import Benchmark, User
+from mua.harness.interfaces import Benchmark, ChatModel, User
 from mua.harness.runner import run_episode
 from mua.harness.types import Task
 
@@ -53,6 +53,7 @@ class EpisodeOutcome:
     agent_turns: int = 0
     clipped_turns: int = 0
     truncated: bool = False
+    incomplete: bool = False  # the score skipped some of its components
     error: Optional[str] = None
     messages: list[dict] = field(default_factory=list)
 
@@ -67,14 +68,18 @@ class RolloutSettings:
     concurrency: int = 16  # episodes in flight per rank
     truncated_reward: float = 0.0  # reward of an episode stopped by the token budget
     mask_truncated: bool = False  # no loss on episodes stopped by the budget or ending in a cut reply
+    # A score with skipped components (e.g. tau2 NL assertions without a judge) rewards only part of the task:
+    # "drop" gives the episode no reward (no advantage), "keep" uses the benchmark's partial reward.
+    incomplete_scores: str = "drop"
 
 
 class EpisodePlayer:
     """Plays tasks of one benchmark with a fresh :class:`StreamPolicy` per episode."""
 
     def __init__(self, benchmark: Benchmark, tasks: list[Task], make_policy: Callable[[int], StreamPolicy],
-                 make_user: Callable[[Task, int], User], settings: RolloutSettings, filler_id: int):
-        self.benchmark, self.make_policy, self.make_user = benchmark, make_policy, make_user
+                 make_user: Callable[[Task, int], User], settings: RolloutSettings, filler_id: int,
+                 judge: Optional[ChatModel] = None):
+        self.benchmark, self.make_policy, self.make_user, self.judge = benchmark, make_policy, make_user, judge
         self.tasks = {task_key(t): t for t in tasks}
         self.settings = settings
         self.filler_id = filler_id  # stands in for an empty prompt/completion (never trained on)
@@ -89,7 +94,8 @@ class EpisodePlayer:
         policy = self.make_policy(policy_seed)
         user = self.make_user(task, user_seed)
         try:
-            result = await run_episode(self.benchmark, task, ModelAgent(policy, seed=policy_seed), user)
+            result = await run_episode(self.benchmark, task, ModelAgent(policy, seed=policy_seed), user,
+                                       judge=self.judge)
         except BudgetExhausted as exc:
             out = self._outcome(key, policy, self.settings.truncated_reward, BUDGET_EXHAUSTED)
             out.truncated, out.messages = True, [m.to_dict() for m in policy.last_view]
@@ -100,7 +106,13 @@ class EpisodePlayer:
             out = self._outcome(key, policy, None, None)
             out.error = f"{type(exc).__name__}: {exc}"
             return out
-        out = self._outcome(key, policy, result.score.reward if result.score else None, result.termination)
+        score = result.score
+        incomplete = score is not None and any(v is None for v in score.components.values())
+        reward = score.reward if score is not None else None
+        if incomplete and self.settings.incomplete_scores == "drop":
+            reward = None
+        out = self._outcome(key, policy, reward, result.termination)
+        out.incomplete = incomplete
         out.turns, out.messages = result.turns, [m.to_dict() for m in result.messages]
         return out
 
@@ -135,6 +147,7 @@ def to_trl(outcomes: list[EpisodeOutcome]) -> dict[str, list]:
         "episode_reward": [o.reward for o in outcomes],
         "episode_stats": [{"turns": o.turns, "agent_turns": o.agent_turns, "clipped_turns": o.clipped_turns,
                            "generated_tokens": o.generated_tokens, "truncated": o.truncated,
+                           "incomplete": o.incomplete,
                            "termination": o.termination, "error": o.error} for o in outcomes],
     }
 
@@ -152,6 +165,7 @@ def episode_reward(prompts, completions, episode_reward=None, episode_stats=None
         log_metric("episode/clip_ratio", sum(s["clipped_turns"] for s in episode_stats) / max(turns, 1))
         log_metric("episode/truncated", sum(s["truncated"] for s in episode_stats) / n)
         log_metric("episode/errors", sum(s["error"] is not None for s in episode_stats) / n)
+        log_metric("episode/incomplete_score", sum(bool(s.get("incomplete")) for s in episode_stats) / n)
     return list(episode_reward)
 
 

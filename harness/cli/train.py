@@ -12,7 +12,8 @@ from ..errors import ConfigError
 # flag -> TrainConfig field, for the flags that override a config file
 _FLAGS = {
     "policy": str, "output_dir": str, "benchmark": str, "subsets": str, "split": str, "task_ids": str,
-    "limit": int, "user_model": str, "user_base_url": str, "num_generations": int, "batch_size": int,
+    "limit": int, "user_model": str, "user_base_url": str, "judge_model": str, "judge_base_url": str,
+    "incomplete_scores": str, "num_generations": int, "batch_size": int,
     "gradient_accumulation_steps": int, "max_steps": int, "learning_rate": float, "beta": float,
     "temperature": float, "max_turn_tokens": int, "max_completion_tokens": int, "generation": str,
     "vllm_server_url": str, "concurrency": int, "seed": int, "save_steps": int, "samples_per_step": int,
@@ -48,6 +49,9 @@ _HELP = {
     "split": "task split (default: train)", "task_ids": "comma-separated task ids", "limit": "tasks per subset",
     "user_model": "'scripted' (the benchmark's scripted user), an endpoint model name, or a checkpoint dir",
     "user_base_url": "OpenAI-compatible base URL of the user model",
+    "judge_model": "LLM judge for tau2 NL assertions (without one they are skipped)",
+    "judge_base_url": "OpenAI-compatible base URL of the judge model",
+    "incomplete_scores": "'drop' (default): episodes whose score skipped components get no reward; 'keep'",
     "num_generations": "episodes per task in a GRPO group (G)", "batch_size": "episodes per device per step",
     "max_steps": "optimizer steps", "learning_rate": "learning rate",
     "max_turn_tokens": "generated tokens per agent reply",

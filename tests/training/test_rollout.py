@@ -20,8 +20,19 @@ class RecordingUser(ScriptedUser):
     seeds: list = []
 
 
-def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, mask_truncated=False):
-    bench = CounterBenchmark(n_tasks=3)
+class PartlyJudgedCounter(CounterBenchmark):
+    """Scores like the counter but reports a skipped component, as tau2 does for NL assertions without a judge."""
+
+    def score(self, task, messages, *, env=None, termination=None, judge=None):
+        score = super().score(task, messages, env=env, termination=termination, judge=judge)
+        if judge is None:
+            score.components["nl_assertion"] = None
+        return score
+
+
+def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, mask_truncated=False,
+             incomplete="drop"):
+    bench = PartlyJudgedCounter(n_tasks=3)
     tasks = bench.load_tasks(None, "easy")
     backend = ScriptedBackend(tokenizer, texts, tokenizer.eos_token_id)
     cfg = TrainConfig(max_turn_tokens=64, max_completion_tokens=budget)
@@ -32,8 +43,9 @@ def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, 
         seeds.append((task.id, seed))
         return user(task) if user else bench.gold_user(task)
 
-    settings = RolloutSettings(seed=7, mask_truncated=mask_truncated)
-    player = EpisodePlayer(bench, tasks, make_policy, make_user, settings, tokenizer.pad_token_id)
+    settings = RolloutSettings(seed=7, mask_truncated=mask_truncated, incomplete_scores=incomplete)
+    player = EpisodePlayer(bench, tasks, make_policy, make_user, settings, tokenizer.pad_token_id,
+                           judge=None if incomplete == "drop" else object())
     func = RolloutFunc(player, lambda trainer: backend, samples_per_step=2)
     trainer = SimpleNamespace(state=SimpleNamespace(global_step=3),
                               args=SimpleNamespace(output_dir=str(tmp_path)),
@@ -42,7 +54,9 @@ def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, 
 
 
 def test_one_row_per_prompt_in_order_with_trl_keys(tiny_tokenizer, stop_ids, tmp_path):
-    func, trainer, seeds, backend = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path)
+    # with a judge (a stand-in object: the counter only checks that one is given) the score is complete
+    func, trainer, seeds, backend = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path,
+                                             incomplete="keep")
     prompts = ["easy/0"] * 3 + ["easy/2"] * 3
     out = func(prompts, trainer)
     assert {"prompt_ids", "completion_ids", "logprobs", "env_mask"} <= set(out)
@@ -55,6 +69,13 @@ def test_one_row_per_prompt_in_order_with_trl_keys(tiny_tokenizer, stop_ids, tmp
     assert len({s for t, s in seeds if t == "0"}) == 1 and len({s for _, s in seeds}) == 2
     assert len({r.seed for r in backend.requests}) == len(backend.requests)
     assert len((tmp_path / "samples" / "step-3.0.jsonl").read_text().splitlines()) == 2
+
+
+def test_incomplete_scores_are_dropped_by_default(tiny_tokenizer, stop_ids, tmp_path):
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path)
+    out = func(["easy/0", "easy/0"], trainer)
+    assert out["episode_reward"] == [None, None] and out["episode_stats"][0]["incomplete"]
+    assert out["episode_stats"][0]["error"] is None
 
 
 def test_budget_exhausted_episode_is_marked_truncated(tiny_tokenizer, stop_ids, tmp_path):
@@ -89,7 +110,8 @@ def test_failed_episode_has_no_reward_but_keeps_its_row(tiny_tokenizer, stop_ids
         made.append(Broken(["hi", "###STOP###"], stop_markers=["###STOP###"]))
         return made[-1]
 
-    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path, user=user)
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path, user=user,
+                                   incomplete="keep")
     out = func(["easy/1"] * 2, trainer)
     assert out["episode_reward"][0] is None and out["episode_reward"][1] == 0.0
     assert len(out["completion_ids"]) == 2 and "user endpoint down" in out["episode_stats"][0]["error"]
