@@ -1,4 +1,9 @@
-"""BfclBenchmark: BFCL v3 multi-turn (base, miss_func, miss_param, long_context) behind mua's Benchmark API."""
+"""BfclBenchmark: BFCL multi-turn (base, miss_func, miss_param, long_context) behind mua's Benchmark API.
+
+Data release: v3 by default. The split "v4" selects the v4 release (``mua eval --split v4``; questions, answers,
+function docs and API behaviour as official v4 runs use them, see data.py); BFCL has no other splits. Official
+result files pick their release themselves (official.py).
+"""
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,19 +35,28 @@ class BfclBenchmark(Benchmark):
     default_split = None
 
     def __init__(self) -> None:
-        self._data_dirs: dict[str, Path] = {}  # task id -> data dir it was loaded from
+        # (task id, release split) -> data dir it was loaded from; v3 and v4 share task ids
+        self._data_dirs: dict[tuple[str, Optional[str]], Path] = {}
 
     def _dir(self, task: Task) -> Path:
-        if task.id not in self._data_dirs:
+        key = (task.id, task.split)
+        if key not in self._data_dirs:
             raise ConfigError(f"bfcl_v3: task {task.id} was not loaded through this benchmark (no data dir)")
-        return self._data_dirs[task.id]
+        return self._data_dirs[key]
 
     def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
-        if split not in (None, "", "base"):
-            raise ConfigError(f"bfcl_v3 has no splits (got {split!r})")
-        tasks = data.load_tasks(Path(data_dir), subset)
+        if split in (None, "", "base", "v3"):
+            version = data.V3
+        elif split == "v4":
+            version = data.V4
+        else:
+            raise ConfigError(f"bfcl_v3 has no split {split!r}; its data releases are v3 (default) and v4")
+        return self.load_release(Path(data_dir), subset, version)
+
+    def load_release(self, data_dir: Path, subset: str, version: data.DataVersion) -> list[Task]:
+        tasks = data.load_tasks(Path(data_dir), subset, version)
         for t in tasks:
-            self._data_dirs[t.id] = Path(data_dir)
+            self._data_dirs[(t.id, t.split)] = Path(data_dir)
         return tasks
 
     def start(self, task: Task) -> EpisodeSpec:
@@ -62,9 +76,10 @@ class BfclBenchmark(Benchmark):
 
     def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
               termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        return score_messages(task, messages, self._dir(task))
+        return score_messages(task, messages, self._dir(task), termination)
 
     def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
+        """A BFCL result file, scored against the data release that produced it (see official.py)."""
         return read_result_file(self, Path(path), Path(data_dir))
 
     def summarize(self, episodes: list[dict]) -> dict:

@@ -1,7 +1,16 @@
-"""Reading the BFCL v3 multi-turn data files (questions, ground truth, function docs, long-context filler)."""
+"""Reading the BFCL multi-turn data files (questions, ground truth, function docs, long-context filler).
+
+Two data releases: ``v3`` (``bfcl_v3/``, bfcl-eval 2025.8.6.2, the default) and ``v4`` (``bfcl_v4_multi_turn/``,
+bfcl-eval 2026.3.23: the multi-turn questions, answers and function docs that official runs from bfcl-eval
+2025.11.7 on use). A task records its release in ``Task.split`` (None for v3, "v4"), so one id can exist in both.
+The long-context filler and the protocol constants are read from ``bfcl_v3/`` for both: upstream did not change
+them. v4's ``excluded_function`` key stays in ``Task.raw`` only: no official version reads it (checked in
+bfcl-eval 2025.11.3 to 2026.3.23), so the tools are not reduced by it.
+"""
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -11,44 +20,64 @@ from mua.harness.types import Task
 
 from .apis import DOC_FILES, Extensions
 
-ROOT = "bfcl_v3"
+ROOT = "bfcl_v3"  # shared files (filler, protocol constants) of both releases
 BENCHMARK = "bfcl_v3"
 SUBSETS = ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context")
 
 
-def question_file(subset: str) -> str:
-    return f"{ROOT}/BFCL_v3_{subset}.json"
+@dataclass(frozen=True)
+class DataVersion:
+    """One data release: its folder under data_dir and the file-name prefix of its question files."""
+
+    name: str
+    root: str
+    prefix: str
+    split: Optional[str]  # what Task.split holds for its tasks
 
 
-def answer_file(subset: str) -> str:
-    return f"{ROOT}/possible_answer/BFCL_v3_{subset}.json"
+V3 = DataVersion("v3", "bfcl_v3", "BFCL_v3", None)
+V4 = DataVersion("v4", "bfcl_v4_multi_turn", "BFCL_v4", "v4")
+VERSIONS = {"v3": V3, "v4": V4}
 
 
-def load_tasks(data_dir: Path, subset: str) -> list[Task]:
+def version_of(task: Task) -> DataVersion:
+    return V4 if task.split == V4.split else V3
+
+
+def question_file(subset: str, version: DataVersion = V3) -> str:
+    return f"{version.root}/{version.prefix}_{subset}.json"
+
+
+def answer_file(subset: str, version: DataVersion = V3) -> str:
+    return f"{version.root}/possible_answer/{version.prefix}_{subset}.json"
+
+
+def load_tasks(data_dir: Path, subset: str, version: DataVersion = V3) -> list[Task]:
     if subset not in SUBSETS:
         raise DataError(f"bfcl_v3 has no subset {subset!r}; choose one of {', '.join(SUBSETS)}")
-    questions = load_jsonl(data_dir, question_file(subset))
-    answers = {row["id"]: row["ground_truth"] for row in load_jsonl(data_dir, answer_file(subset))}
+    questions = load_jsonl(data_dir, question_file(subset, version))
+    answers = {row["id"]: row["ground_truth"] for row in load_jsonl(data_dir, answer_file(subset, version))}
     tasks = []
     for q in questions:
         if q["id"] not in answers:
-            raise DataError(f"{answer_file(subset)} has no ground truth for {q['id']}")
+            raise DataError(f"{answer_file(subset, version)} has no ground truth for {q['id']}")
         tasks.append(Task(id=q["id"], benchmark=BENCHMARK, subset=subset, scenario=q["question"],
-                          initial_state=q["initial_config"], evaluation=answers[q["id"]], raw=q))
+                          initial_state=q["initial_config"], evaluation=answers[q["id"]], split=version.split,
+                          raw=q))
     return tasks
 
 
 @functools.lru_cache(maxsize=8)
-def _func_docs(data_dir: str) -> dict[str, tuple[dict, ...]]:
+def _func_docs(data_dir: str, root: str) -> dict[str, tuple[dict, ...]]:
     out = {}
     for cls, stem in DOC_FILES.items():
-        out[cls] = tuple(load_jsonl(Path(data_dir), f"{ROOT}/multi_turn_func_doc/{stem}.json"))
+        out[cls] = tuple(load_jsonl(Path(data_dir), f"{root}/multi_turn_func_doc/{stem}.json"))
     return out
 
 
-def func_docs(data_dir: Path) -> dict[str, tuple[dict, ...]]:
+def func_docs(data_dir: Path, version: DataVersion = V3) -> dict[str, tuple[dict, ...]]:
     """Function docs per involved class, in file order (shared, read-only: copy before changing)."""
-    return _func_docs(str(Path(data_dir).resolve()))
+    return _func_docs(str(Path(data_dir).resolve()), version.root)
 
 
 @functools.lru_cache(maxsize=8)

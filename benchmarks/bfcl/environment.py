@@ -9,6 +9,7 @@ from mua.harness.interfaces import Environment, ToolOutcome
 from mua.harness.types import Task, ToolCall, ToolSpec
 
 from . import data
+from .apis import suites_for
 from .schema import tool_spec
 from .world import ERROR_PREFIX, ApiWorld
 
@@ -26,9 +27,10 @@ def decode_arguments(raw: str) -> dict:
 
 
 def new_world(task: Task, data_dir: Path) -> ApiWorld:
+    """Fresh instances of the task's classes, as its data release (v3 or v4) executes them."""
     raw = task.raw or {}
     return ApiWorld(raw.get("involved_classes", []), task.initial_state or {}, data.is_long_context(task.id),
-                    data.extensions(data_dir))
+                    data.extensions(data_dir), suites_for(data.version_of(task).name))
 
 
 class BfclEnvironment(Environment):
@@ -36,7 +38,7 @@ class BfclEnvironment(Environment):
         self.task = task
         self.world = new_world(task, data_dir)
         self._docs = [d for cls in (task.raw or {}).get("involved_classes", [])
-                      for d in data.func_docs(data_dir)[cls]]
+                      for d in data.func_docs(data_dir, data.version_of(task))[cls]]
         self._hint = data.protocol(data_dir)["PYTHON_FUNCTION_DOC_HINT"]
         self._missed = data.missed_functions(task)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from mua.harness.types import Message, Task, ToolCall
 
 from . import data
-from .apis import SUITES
+from .apis import suites_for
 from .calls import parse_call
 
 
@@ -24,10 +24,11 @@ def user_turns(task: Task, data_dir: Path) -> list[str]:
 
 def _owner(task: Task, name: str):
     """The suite class that answers ``name`` (the later involved class wins, as in dispatch)."""
+    suites = suites_for(data.version_of(task).name)
     found = None
     for cls in (task.raw or {}).get("involved_classes", []):
-        if hasattr(SUITES[cls], name) and not name.startswith("_"):
-            found = SUITES[cls]
+        if name in suites[cls]._api_methods():
+            found = suites[cls]
     return found
 
 

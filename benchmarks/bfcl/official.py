@@ -6,12 +6,19 @@ step, either FC calls (a list of ``{func_name: json_args}``) or a prompting-mode
 assistant messages (tool messages carry no recorded result: scoring re-executes). When the matching
 ``..._score.json`` lies next to it, ``ReplayItem.official`` holds the verdict: the score file lists only
 failing entries, so an id absent from it passed.
+
+Data release: the file name says ``BFCL_v3_`` or ``BFCL_v4_``, but bfcl-eval 2025.8.25 wrote ``BFCL_v4_``
+files from the v3 questions, and releases up to 2025.11.3 from interim ones. So when the score file records the
+prompts of its failing entries, the release whose questions and initial configs equal all of them is used;
+otherwise (no score file, no failures, or neither release matches) the file name decides. ``ReplayItem.variant``
+names the release.
 """
 from __future__ import annotations
 
 import inspect
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
@@ -21,11 +28,13 @@ from mua.harness.types import Message, Task, ToolCall
 from . import data
 from .calls import CallSyntaxError, parse_call_list
 from .episode import _owner, user_turns
+from .scoring import INFERENCE_ERROR
 
 if TYPE_CHECKING:
     from .benchmark import BfclBenchmark
 
-_NAME = re.compile(r"BFCL_v\d+_(multi_turn_[a-z_]+?)_result\.json$")
+_NAME = re.compile(r"BFCL_(v\d+)_(multi_turn_[a-z_]+?)_result\.json$")
+_PROMPT_KEYS = ("question", "initial_config", "involved_classes")  # missed_function is rewritten in prompts
 NOT_RECORDED = "(result not recorded in the official file)"
 
 
@@ -79,11 +88,19 @@ def entry_messages(task: Task, result: list, data_dir: Path) -> list[Message]:
     return messages
 
 
-def read_verdicts(score_path: Path) -> Optional[dict[str, dict]]:
-    """Failing ids -> {error_type, error_message} from a score file; None when there is no score file."""
+@dataclass
+class ScoreFile:
+    """What a ``..._score.json`` records: failing ids -> verdict, and failing ids -> the prompt record used."""
+
+    failures: dict[str, dict] = field(default_factory=dict)
+    prompts: dict[str, dict] = field(default_factory=dict)
+
+
+def read_score_file(score_path: Path) -> Optional[ScoreFile]:
+    """None when there is no score file."""
     if not score_path.is_file():
         return None
-    failures = {}
+    out = ScoreFile()
     with open(score_path, encoding="utf-8") as f:
         for line in f:
             if not line.strip():
@@ -92,18 +109,54 @@ def read_verdicts(score_path: Path) -> Optional[dict[str, dict]]:
             if "id" in row:
                 err = row.get("error") or {}
                 msg = err.get("error_message")
-                failures[row["id"]] = {"valid": False, "error_type": err.get("error_type"),
-                                       "error_message": msg[0] if isinstance(msg, list) and msg else msg}
-    return failures
+                out.failures[row["id"]] = {"valid": False, "error_type": err.get("error_type"),
+                                           "error_message": msg[0] if isinstance(msg, list) and msg else msg}
+                if isinstance(row.get("prompt"), dict):
+                    out.prompts[row["id"]] = row["prompt"]
+    return out
 
 
-def read_result_file(bench: "BfclBenchmark", path: Path, data_dir: Path) -> Optional[Iterator[ReplayItem]]:
+def read_verdicts(score_path: Path) -> Optional[dict[str, dict]]:
+    """Failing ids -> {error_type, error_message} from a score file; None when there is no score file."""
+    scores = read_score_file(score_path)
+    return None if scores is None else scores.failures
+
+
+def _matches(tasks: dict[str, Task], prompts: dict[str, dict]) -> bool:
+    return all(pid in tasks and all(prompt.get(k) == (tasks[pid].raw or {}).get(k) for k in _PROMPT_KEYS)
+               for pid, prompt in prompts.items())
+
+
+def choose_release(bench: "BfclBenchmark", named: str, subset: str, data_dir: Path,
+                   scores: Optional[ScoreFile]) -> tuple[data.DataVersion, dict[str, Task]]:
+    """The release whose records the score file's prompts show (the named one first), else the named one."""
+    first = data.VERSIONS.get(named, data.V4)  # a newer name than v4: the newest release we have
+    prompts = scores.prompts if scores else {}
+    first_tasks = {t.id: t for t in bench.load_release(data_dir, subset, first)}
+    if not prompts or _matches(first_tasks, prompts):
+        return first, first_tasks
+    for other in data.VERSIONS.values():
+        if other != first:
+            tasks = {t.id: t for t in bench.load_release(data_dir, subset, other)}
+            if _matches(tasks, prompts):
+                return other, tasks
+    return first, first_tasks
+
+
+def read_result_file(bench: "BfclBenchmark", path: Path, data_dir: Path,
+                     version: Optional[data.DataVersion] = None) -> Optional[Iterator[ReplayItem]]:
+    """Items of one result file; ``version`` forces a data release instead of choosing it (see the top)."""
     match = _NAME.search(path.name)
-    if not match or match.group(1) not in data.SUBSETS:
+    if not match or match.group(2) not in data.SUBSETS:
         return None
-    subset = match.group(1)
-    tasks = {t.id: t for t in bench.load_tasks(data_dir, subset)}
-    failures = read_verdicts(path.with_name(path.name[: -len("_result.json")] + "_score.json"))
+    subset = match.group(2)
+    scores = read_score_file(path.with_name(path.name[: -len("_result.json")] + "_score.json"))
+    if version is None:
+        version, tasks = choose_release(bench, match.group(1), subset, data_dir, scores)
+    else:
+        tasks = {t.id: t for t in bench.load_release(data_dir, subset, version)}
+    failures = None if scores is None else scores.failures
+    variant = version.name
 
     def items() -> Iterator[ReplayItem]:
         with open(path, encoding="utf-8") as f:
@@ -113,20 +166,23 @@ def read_result_file(bench: "BfclBenchmark", path: Path, data_dir: Path) -> Opti
                 try:
                     row = json.loads(line)
                 except json.JSONDecodeError as e:
-                    yield ReplayItem(None, [], subset, f"line {lineno}", error=f"not valid JSON: {e}")
+                    yield ReplayItem(None, [], subset, f"line {lineno}", variant=variant,
+                                     error=f"not valid JSON: {e}")
                     continue
                 task_id = str(row.get("id"))
                 official = None if failures is None else failures.get(task_id, {"valid": True})
                 task = tasks.get(task_id)
                 result = row.get("result")
                 if task is None:
-                    yield ReplayItem(None, [], subset, task_id, official=official, error="unknown task id")
+                    yield ReplayItem(None, [], subset, task_id, variant=variant, official=official,
+                                     error="unknown task id")
                 elif not isinstance(result, list):
                     # Inference failed upstream (the result is an error text): the official checker marks the
                     # entry invalid, so it is scored, as an empty trajectory, rather than reported unreadable.
-                    yield ReplayItem(task, [], subset, task_id, official=official, termination="inference_error")
+                    yield ReplayItem(task, [], subset, task_id, variant=variant, official=official,
+                                     termination=INFERENCE_ERROR)
                 else:
                     yield ReplayItem(task, entry_messages(task, result, data_dir), subset, task_id,
-                                     official=official)
+                                     variant=variant, official=official)
 
     return items()

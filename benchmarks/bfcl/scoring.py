@@ -20,9 +20,11 @@ from typing import Any, Optional
 from mua.harness.types import Message, Score, Task
 
 from .calls import parse_call
+from .data import V4, version_of
 from .environment import decode_arguments, new_world
 
 Step = list[tuple[str, tuple, dict]]
+INFERENCE_ERROR = "inference_error"
 
 
 @dataclass
@@ -106,5 +108,11 @@ def check(task: Task, turns: list[list[Step]], data_dir: Path) -> Verdict:
     return Verdict(True)
 
 
-def score_messages(task: Task, messages: list[Message], data_dir: Path) -> Score:
+def score_messages(task: Task, messages: list[Message], data_dir: Path,
+                   termination: Optional[str] = None) -> Score:
+    """``termination`` "inference_error" (an official result that is an error text, not turns): v4 reports it
+    as such; v3's checker went on to report force_terminated, which the empty trajectory gives."""
+    if termination == INFERENCE_ERROR and version_of(task) == V4:
+        return Verdict(False, "multi_turn:inference_error",
+                       "Error during inference phase. Model did not output a list of model responses.").to_score()
     return check(task, turns_from_messages(messages), data_dir).to_score()

@@ -12,7 +12,7 @@ import copy
 import json
 import keyword
 import math
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from .apis import SUITES, ApiSuite, Extensions
 
@@ -56,18 +56,17 @@ class ApiWorld:
     """Fresh instances of a task's involved classes, loaded from a deep copy of its initial_config."""
 
     def __init__(self, involved: Sequence[str], initial_config: Mapping[str, Any], long_context: bool,
-                 extensions: Extensions):
+                 extensions: Extensions, suites: Optional[Mapping[str, type[ApiSuite]]] = None):
         self.instances: dict[str, ApiSuite] = {}
         self.methods: dict[str, ApiSuite] = {}
         for cls_name in involved:
-            suite = SUITES[cls_name]()
+            suite = (suites or SUITES)[cls_name]()
             if not suite.stateless:
                 scenario = copy.deepcopy(initial_config.get(cls_name, {}))
                 suite._setup(scenario, long_context, extensions)
             self.instances[cls_name] = suite
-            for attr in dir(type(suite)):
-                if not attr.startswith("_") and callable(getattr(type(suite), attr)):
-                    self.methods[attr] = suite
+            for attr in type(suite)._api_methods():
+                self.methods[attr] = suite
 
     def call(self, name: str, args: Sequence[Any] = (), kwargs: Mapping[str, Any] | None = None) -> str:
         """Run one call and return its result text; never raises for bad input."""

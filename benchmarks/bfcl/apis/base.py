@@ -16,6 +16,15 @@ class ApiSuite:
     """Base of the eight suites. ``_setup`` takes the task's initial_config section for this class."""
 
     stateless = False  # MathAPI: upstream never calls _load_scenario on it
+    # Inherited public methods that this version of the class does not have (a v4 suite subclasses its v3
+    # suite): they are not tools, and calling one fails as a call to an unknown name.
+    _retired: frozenset = frozenset()
+
+    @classmethod
+    def _api_methods(cls) -> list[str]:
+        """The names an agent can call, sorted."""
+        return [name for name in dir(cls) if not name.startswith("_") and callable(getattr(cls, name))
+                and name not in cls._retired]
 
     def _setup(self, scenario: Mapping[str, Any], long_context: bool, extensions: "Extensions") -> None:
         raise NotImplementedError

@@ -67,6 +67,13 @@ def _valid_name(name: str) -> bool:
 
 
 class GorillaFileSystem(ApiSuite):
+    # error texts that v4 rewords (apis/v4/file_system.py)
+    _MV_PATH_ERROR = ("mv: no path allowed in destination. Only file name and folder name is supported "
+                      "for this operation.")
+    _CP_PATH_ERROR = ("cp: don't allow path in destination. Only file name and folder name is supported "
+                      "for this operation.")
+    _RMDIR_NOT_EMPTY = "rmdir: failed to remove '{}': Directory not empty"
+
     def __init__(self) -> None:
         self.root = Directory("/", None)
         self._current_dir = self.root
@@ -275,8 +282,7 @@ class GorillaFileSystem(ApiSuite):
         if not isinstance(item, (File, Directory)):
             return {"error": f"mv: cannot move '{source}': Not a file or directory"}
         if "/" in destination:
-            return {"error": "mv: no path allowed in destination. Only file name and folder name is supported "
-                             "for this operation."}
+            return {"error": self._MV_PATH_ERROR}
         if destination not in here.contents:
             here.contents.pop(source)
             self._place(here, destination, item, share_children=False)
@@ -306,7 +312,7 @@ class GorillaFileSystem(ApiSuite):
         if not isinstance(item, Directory):
             return {"error": f"rmdir: cannot remove '{dir_name}': Not a directory"}
         if item.contents:
-            return {"error": f"rmdir: failed to remove '{dir_name}': Directory not empty"}
+            return {"error": self._RMDIR_NOT_EMPTY.format(dir_name)}
         self._current_dir.contents.pop(dir_name)
         return {"result": f"'{dir_name}' removed"}
 
@@ -318,8 +324,7 @@ class GorillaFileSystem(ApiSuite):
         if not isinstance(item, (File, Directory)):
             return {"error": f"cp: cannot copy '{source}': Not a file or directory"}
         if "/" in destination:
-            return {"error": "cp: don't allow path in destination. Only file name and folder name is supported "
-                             "for this operation."}
+            return {"error": self._CP_PATH_ERROR}
         if destination not in here.contents:
             self._place(here, destination, item, share_children=True)
             return {"result": f"'{source}' copied to '{destination}'"}
