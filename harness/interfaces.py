@@ -158,6 +158,11 @@ class Benchmark(ABC):
         """Items from one of the benchmark's own results files, or None if ``path`` is not such a file."""
         return None
 
+    def split_for_variant(self, variant: Optional[str]) -> Optional[str]:
+        """Which task split a ``mua score`` line's ``variant`` selects (e.g. BFCL "v4" data); default: all
+        tasks of the subset (None)."""
+        return None
+
     def find_task(self, data_dir: Path, subset: str, task_id: str) -> Task:
         """Look a task up by id across all splits of a subset; KeyError when absent."""
         for task in self.load_tasks(data_dir, subset, split=None):

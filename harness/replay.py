@@ -23,14 +23,15 @@ class TaskIndex:
 
     def __init__(self, data_dir: Path):
         self.data_dir = data_dir
-        self._by_subset: dict[tuple[str, str], dict[str, Task]] = {}
+        self._by_subset: dict[tuple, dict[str, Task]] = {}
 
-    def get(self, bench: Benchmark, subset: str, task_id: str) -> Task:
-        key = (bench.name, subset)
+    def get(self, bench: Benchmark, subset: str, task_id: str, variant: Optional[str] = None) -> Task:
+        split = bench.split_for_variant(variant)
+        key = (bench.name, subset, split)
         if key not in self._by_subset:
             if subset not in bench.subsets:
                 raise KeyError(f"{bench.name} has no subset {subset!r} (known: {', '.join(bench.subsets)})")
-            self._by_subset[key] = {t.id: t for t in bench.load_tasks(self.data_dir, subset, split=None)}
+            self._by_subset[key] = {t.id: t for t in bench.load_tasks(self.data_dir, subset, split=split)}
         tasks = self._by_subset[key]
         if task_id not in tasks:
             raise KeyError(f"{bench.name}/{subset} has no task {task_id!r}")
@@ -53,7 +54,7 @@ def parse_line(line: str, index: TaskIndex) -> tuple[Optional[Benchmark], Replay
         return None, item
     try:
         bench = get_benchmark(str(obj["benchmark"]))
-        item.task = index.get(bench, item.subset, item.task_id)
+        item.task = index.get(bench, item.subset, item.task_id, item.variant)
         if not isinstance(obj["messages"], list):
             raise ValueError("messages must be a list")
         item.messages = [Message.from_dict(m) for m in obj["messages"]]

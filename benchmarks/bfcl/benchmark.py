@@ -53,6 +53,9 @@ class BfclBenchmark(Benchmark):
             raise ConfigError(f"bfcl_v3 has no split {split!r}; its data releases are v3 (default) and v4")
         return self.load_release(Path(data_dir), subset, version)
 
+    def split_for_variant(self, variant: Optional[str]) -> Optional[str]:
+        return "v4" if variant == "v4" else None  # a `mua score` line with "variant": "v4" uses the v4 data
+
     def load_release(self, data_dir: Path, subset: str, version: data.DataVersion) -> list[Task]:
         tasks = data.load_tasks(Path(data_dir), subset, version)
         for t in tasks:

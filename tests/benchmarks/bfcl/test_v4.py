@@ -125,3 +125,25 @@ def test_release_follows_recorded_prompts(data_dir, tmp_path):
     assert [it.variant for it in bench.read_official(bare, data_dir)] == ["v4"]
     named_v3 = _write_run(tmp_path, "m__BFCL_v3_multi_turn_base", [row], None)
     assert [it.variant for it in bench.read_official(named_v3, data_dir)] == ["v3"]
+
+
+
+def test_score_line_with_variant_v4_uses_v4_data(tmp_path, data_dir):
+    from mua.harness.cli import main
+
+    # multi_turn_base_6's ground truth changed in v4: each gold trajectory passes only on its own data.
+    bench = BfclBenchmark()
+    lines = []
+    for split in (None, "v4"):
+        task = next(t for t in bench.load_tasks(data_dir, "multi_turn_base", split) if t.id == "multi_turn_base_6")
+        result = asyncio.run(run_episode(bench, task, bench.gold_agent(task), bench.gold_user(task), score=False))
+        messages = [m.to_dict() for m in result.messages]
+        for variant in ("v3", "v4"):
+            lines.append(json.dumps({"benchmark": "bfcl_v3", "subset": "multi_turn_base",
+                                     "task_id": "multi_turn_base_6", "variant": variant, "messages": messages}))
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    assert main(["score", "--trajectories", str(src), "--out", str(tmp_path / "out.jsonl"),
+                 "--data-dir", str(data_dir)]) == 0
+    rewards = [json.loads(x)["reward"] for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert rewards == [1.0, 0.0, 0.0, 1.0]  # (v3 gold, v4 gold) x (scored as v3, as v4)
