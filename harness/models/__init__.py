@@ -4,10 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
+from ..errors import ConfigError
 from ..interfaces import ChatModel
 from .openai_client import OpenAIChatModel, RetryPolicy
 
 ENDPOINT_ONLY = ("api_key_env", "timeout_s", "retry", "max_connections")  # client options a checkpoint ignores
+SECRET_WORDS = ("api_key", "apikey", "authorization", "header", "token_secret", "password")
 
 __all__ = ["make_chat_model", "OpenAIChatModel", "RetryPolicy"]
 
@@ -19,10 +21,17 @@ def make_chat_model(spec: str, base_url: Optional[str] = None, **params: Any) ->
     OpenAI-compatible endpoint. ``params`` go to the backend
     (client options such as ``api_key_env``/``timeout_s``/``retry``, and request params such as
     ``temperature``/``max_tokens``)."""
+    secret = sorted(k for k in params if k != "api_key_env" and any(s in k.lower() for s in SECRET_WORDS))
+    if secret:
+        raise ConfigError(f"model parameters {', '.join(secret)} look like credentials; parameters are recorded in "
+                          "config.json, so keys must come from an environment variable (--*-api-key-env)")
     if base_url is None and Path(spec).is_dir():
-        from . import local  # noqa: PLC0415 - heavy optional dependencies
-
+        if not (Path(spec) / "config.json").is_file():
+            raise ConfigError(f"{spec} is a directory but not a model checkpoint (no config.json in it)")
+        try:
+            from . import local  # noqa: PLC0415 - heavy optional dependencies
+        except ImportError as e:
+            raise ConfigError(f"local checkpoints need torch and transformers ({e}); "
+                              'install them with: pip install -e ".[local]"') from None
         return local.make_local_chat_model(spec, **{k: v for k, v in params.items() if k not in ENDPOINT_ONLY})
-    if isinstance(params.get("retry"), dict):  # from JSON flags/config files
-        params["retry"] = RetryPolicy(**params["retry"])
     return OpenAIChatModel(spec, base_url, **params)

@@ -15,6 +15,7 @@ import time
 from dataclasses import asdict, dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Optional
+from urllib.parse import urlsplit
 
 import aiohttp
 from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_random_exponential
@@ -30,7 +31,9 @@ except ImportError:  # pragma: no cover - older tenacity
 
 log = logging.getLogger("mua.models")
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Without --*-base-url: $OPENAI_BASE_URL, else a local server (vLLM's default port). Never a hosted API by
+# default, so transcripts and keys go nowhere the user did not name.
+LOCAL_BASE_URL = "http://127.0.0.1:8000/v1"
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 ERROR_TEXT_LIMIT = 500  # characters of a server's error body kept in an exception message
 
@@ -150,7 +153,9 @@ class OpenAIChatModel:
                  timeout_s: float = 600.0, retry: Optional[RetryPolicy | dict] = None,
                  max_connections: int = 1024, **params: Any):
         self.model = model
-        self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or LOCAL_BASE_URL).rstrip("/")
+        if urlsplit(self.base_url).scheme not in ("http", "https") or not urlsplit(self.base_url).netloc:
+            raise ConfigError(f"base URL {self.base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
         self.url = self.base_url + "/chat/completions"
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s

@@ -324,8 +324,26 @@ def test_factory_routes_names_to_the_endpoint_and_directories_to_local(tmp_path,
     monkeypatch.setitem(sys.modules, "mua.harness.models.local", fake)
     import mua.harness.models as models
     monkeypatch.setattr(models, "local", fake, raising=False)
+    with pytest.raises(ConfigError, match="not a model checkpoint"):
+        make_chat_model(str(tmp_path), None)
+    (tmp_path / "config.json").write_text("{}")
     local = make_chat_model(str(tmp_path), None, api_key_env="K", timeout_s=3, max_tokens=8)
     assert local == ("local", str(tmp_path), {"max_tokens": 8})  # endpoint-only options are not passed on
+
+
+def test_base_url_defaults_to_env_then_local_and_must_be_http(monkeypatch):
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    assert OpenAIChatModel("m").base_url == "http://127.0.0.1:8000/v1"
+    monkeypatch.setenv("OPENAI_BASE_URL", "https://example.test/v1/")
+    assert OpenAIChatModel("m").base_url == "https://example.test/v1"
+    with pytest.raises(ConfigError, match="not an http"):
+        OpenAIChatModel("m", "notaurl")
+
+
+def test_credentials_in_model_params_are_refused():
+    for key in ("api_key", "headers", "Authorization"):
+        with pytest.raises(ConfigError, match="look like credentials"):
+            make_chat_model("m", "http://h/v1", **{key: "sk-secret"})
 
 
 def test_retry_settings_may_come_as_a_dict():
