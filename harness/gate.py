@@ -1,9 +1,13 @@
 """Regression gate: compare a candidate run with a baseline run, task by task, and give a verdict.
 
-The candidate fails when (a) it is incomplete, (b) its episode error rate passes a threshold, or (c) on the
-tasks both runs scored, it is worse than the baseline by more than ``margin`` with the chosen confidence
-(one-sided paired test over tasks: bootstrap or sign-flip permutation). Per task, the value compared is the
-mean over its scored trials (errors excluded) of the chosen metric: the reward, or a named score component.
+The candidate fails when (a) either run is incomplete (episodes missing), (b) the candidate lacks tasks or
+subsets the baseline has (it was run on a selection), (c) the runs were scored under different conditions
+(split, judge model), (d) its episode error rate passes a threshold, or (e) on the tasks both runs scored, it
+is worse than the baseline by more than ``margin`` with the chosen confidence (one-sided paired test over
+tasks: bootstrap or sign-flip permutation). A different user simulator only warns: it changes the
+conversations, not what a score means, and is sometimes the point of a comparison. Per task, the value
+compared is the mean over its scored trials (errors excluded) of the chosen metric: the reward, or a named
+score component.
 """
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Optional
 
 from .errors import ConfigError
-from .runs import Run
+from .runs import Run, spec_label
 from .stats import PairedTest, mean, paired_bootstrap, paired_permutation
 
 METHODS = {"bootstrap": paired_bootstrap, "permutation": paired_permutation}
@@ -26,7 +30,8 @@ class GateSettings:
     resamples: int = 10000
     seed: int = 0
     max_error_rate: float = 0.02
-    allow_incomplete: bool = False
+    allow_incomplete: bool = False  # either run may have missing episodes
+    allow_partial: bool = False  # the candidate may cover only some of the baseline's tasks
 
 
 @dataclass
@@ -42,11 +47,12 @@ class Verdict:
     passed: bool
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
     test: Optional[PairedTest] = None
     subsets: list[SubsetDelta] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"passed": self.passed, "failures": self.failures, "notes": self.notes,
+        return {"passed": self.passed, "failures": self.failures, "notes": self.notes, "warnings": self.warnings,
                 "test": asdict(self.test) if self.test else None, "subsets": [asdict(s) for s in self.subsets]}
 
 
@@ -54,6 +60,45 @@ def _missing_text(run: Run, limit: int = 3) -> str:
     missing = [f"{s.name}/{t}#{k}" for s in run.subsets.values() for t, k in s.missing]
     more = f" and {len(missing) - limit} more" if len(missing) > limit else ""
     return ", ".join(missing[:limit]) + more
+
+
+def _lacking(baseline: Run, candidate: Run) -> Optional[str]:
+    """What of the baseline's (subset, task) pairs the candidate's config.json does not list, as text."""
+    lacking, parts, whole = 0, [], []
+    for name, base in baseline.subsets.items():
+        cand = candidate.subsets.get(name)
+        absent = [t for t in base.tasks if cand is None or t not in cand.tasks]
+        if not absent:
+            continue
+        lacking += len(absent)
+        if len(absent) == len(base.tasks):
+            whole.append(f"{name} ({len(absent)} tasks)")
+        else:
+            more = ", ..." if len(absent) > 3 else ""
+            parts.append(f"{name}: {len(absent)} of {len(base.tasks)}, e.g. {', '.join(absent[:3])}{more}")
+    if not lacking:
+        return None
+    total = sum(len(b.tasks) for b in baseline.subsets.values())
+    detail = "; ".join(parts + ([f"{len(whole)} of its {len(baseline.subsets)} subsets entirely: "
+                                 + ", ".join(whole)] if whole else []))
+    return f"candidate lacks {lacking} of the baseline's {total} tasks ({detail})"
+
+
+def _conditions(baseline: Run, candidate: Run) -> tuple[list[str], list[str]]:
+    """Config differences that change what a score means (failures) or may shift it (warnings)."""
+    failures, warnings = [], []
+    if baseline.split != candidate.split:
+        failures.append(f"runs use different splits (baseline {baseline.split}, candidate {candidate.split}): "
+                        "the same task id may be a different task")
+    judge = [spec_label(r.config.get("judge")) for r in (baseline, candidate)]
+    if judge[0] != judge[1]:
+        failures.append(f"runs use different judge models (baseline {judge[0]}, candidate {judge[1]}): "
+                        "judged score components (tau2 NL assertions) are decided differently")
+    user = [spec_label(r.config.get("user")) for r in (baseline, candidate)]
+    if user[0] != user[1]:
+        warnings.append(f"runs use different user simulators (baseline {user[0]}, candidate {user[1]}): "
+                        "a score change may come from the user, not the agent")
+    return failures, warnings
 
 
 def _pairs(baseline: Run, candidate: Run, metric: str) -> tuple[list[list[float]], list[SubsetDelta]]:
@@ -83,16 +128,30 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
     if not 0.5 <= s.confidence < 1.0 or s.resamples < 1:
         raise ConfigError("--confidence must be in [0.5, 1) and --resamples at least 1")
     v = Verdict(passed=True)
+    base_incomplete = not baseline.complete and not s.allow_incomplete
     incomplete = not candidate.complete and not s.allow_incomplete
     erring = candidate.error_rate > s.max_error_rate
+    if base_incomplete:
+        v.failures.append(f"baseline is incomplete: {baseline.finished}/{baseline.expected_episodes} episodes "
+                          f"finished (missing {_missing_text(baseline)}); finish it (re-run its `mua eval` "
+                          "command to resume) or pass --allow-incomplete")
     if incomplete:
         v.failures.append(f"candidate is incomplete: {candidate.finished}/{candidate.expected_episodes} "
                           f"episodes finished (missing {_missing_text(candidate)})")
+    lacking = _lacking(baseline, candidate)
+    if lacking and not s.allow_partial:
+        v.failures.append(f"{lacking}: it was run on a smaller selection (--subset, --task-ids, --limit); run it "
+                          "on the baseline's tasks, or pass --allow-partial to compare only the shared tasks")
+    elif lacking:
+        v.notes.append(lacking)
+    differ, v.warnings = _conditions(baseline, candidate)
+    v.failures += differ
     if erring:
         v.failures.append(f"candidate error rate {candidate.error_rate:.1%} ({candidate.errors}/"
                           f"{candidate.finished} episodes) is above the allowed {s.max_error_rate:.1%}")
-    v.notes += [f"baseline {p}" for p in baseline.problems()]
-    v.notes += [f"candidate {p}" for p in candidate.problems()  # those already failed on are not repeated
+    # problems already failed on are not repeated as notes
+    v.notes += [f"baseline {p}" for p in baseline.problems() if not (base_incomplete and p.startswith("incomplete"))]
+    v.notes += [f"candidate {p}" for p in candidate.problems()
                 if not (incomplete and p.startswith("incomplete")) and not (erring and "episode errors" in p)]
 
     diffs, v.subsets = _pairs(baseline, candidate, s.metric)
@@ -125,6 +184,7 @@ def format_verdict(v: Verdict, baseline: Run, candidate: Run) -> str:
     lines = [f"{'PASS' if v.passed else 'FAIL'}: candidate {candidate.name} ({candidate.model}) vs "
              f"baseline {baseline.name} ({baseline.model}), {candidate.benchmark}"]
     lines += [f"  x {f}" for f in v.failures]
+    lines += [f"  ! warning: {w}" for w in v.warnings]
     lines += [f"  - {n}" for n in v.notes]
     for d in v.subsets:
         lines.append(f"    {d.subset}: {100 * d.baseline:.1f} -> {100 * d.candidate:.1f} "

@@ -6,7 +6,10 @@ summary does: tau2 pass^k per domain (k up to the fewest trials any task has, as
 multi-turn accuracy per category and overall (the unweighted mean of the categories, BFCL's "multi turn
 overall"); ACEBench agent end-state and process accuracy per subset and overall (the unweighted mean of the
 subsets, as ACEBench averages multi_turn and multi_step). Values are fractions in [0, 1] inside, percents
-when printed. Runs with missing episodes or errors are flagged on every cell they feed, never hidden.
+when printed. Runs with missing episodes or errors are flagged on every cell they feed, never hidden; so are
+runs on a task selection (--task-ids, --limit): a subset with fewer tasks than its full split, whose size is
+the known size (runs.FULL_SPLIT_TASKS) or, for an unknown benchmark or split, the most tasks any shown run
+of that benchmark, split and subset has.
 """
 from __future__ import annotations
 
@@ -16,16 +19,19 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .errors import ConfigError
-from .runs import Run, SubsetResult
+from .runs import Run, SubsetResult, full_split_tasks
 from .stats import Estimate, bootstrap_ci, max_k, pass_hat_k
 
 # Flag letters shown after a cell value; the legend is printed under the table.
-FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED = "*", "e", "p", "s"
+FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION = "*", "e", "p", "s", "t"
+FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION)
 LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)",
           FLAG_ERRORS: "some episodes errored; they are excluded from the value",
           FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has",
           FLAG_SKIPPED: "some score components were skipped (e.g. tau2 NL assertions without --judge-model); "
-                        "the value covers the computed components only"}
+                        "the value covers the computed components only",
+          FLAG_SELECTION: "run on a task selection (--task-ids, --limit): fewer tasks than the subset's full "
+                          "split, so not comparable with full runs"}
 
 BENCHMARK_SUBSETS = {
     "tau2": ("retail", "airline", "telecom"),
@@ -66,9 +72,23 @@ class Settings:
     seed: int = 0
 
 
-def _subset_flags(s: SubsetResult) -> str:
+SizeKey = tuple[str, Optional[str], str]  # (benchmark, split, subset)
+
+
+def full_sizes(runs: Sequence[Run]) -> dict[SizeKey, int]:
+    """Tasks in each subset's full split: the known size, raised to the most tasks any given run has."""
+    sizes: dict[SizeKey, int] = {}
+    for run in runs:
+        for name, s in run.subsets.items():
+            key = (run.benchmark, run.split, name)
+            known = sizes.get(key, full_split_tasks(*key) or 0)
+            sizes[key] = max(known, len(s.tasks))
+    return sizes
+
+
+def _subset_flags(s: SubsetResult, full: int) -> str:
     return ((FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors else "")
-            + (FLAG_SKIPPED if s.skipped else ""))
+            + (FLAG_SKIPPED if s.skipped else "") + (FLAG_SELECTION if len(s.tasks) < full else ""))
 
 
 def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = "pooled") -> Optional[Cell]:
@@ -79,57 +99,74 @@ def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = 
     return Cell(e.value, e.low, e.high, e.n, "".join(sorted(set(flags))))
 
 
-def _tau2_cells(run: Run, st: Settings) -> dict[str, Cell]:
+def _tau2_cells(run: Run, st: Settings, flags) -> dict[str, Cell]:
     cells = {}
     for name, s in run.subsets.items():
         scored = [t for t in s.tasks.values() if t.scored]
         for k in range(1, max_k([len(t.rewards) for t in scored]) + 1):
             vals = [pass_hat_k(len(t.rewards), t.successes, k) for t in scored]
-            cell = _cell([vals], _subset_flags(s), st)
+            cell = _cell([vals], flags(s), st)
             if cell:
                 cells[f"tau2/{name} pass^{k}"] = cell
     return cells
 
 
-def _macro_cells(run: Run, st: Settings, metric: str, key: str, column) -> dict[str, Cell]:
+def _macro_cells(run: Run, st: Settings, metric: str, key: str, column, flags) -> dict[str, Cell]:
     """Per-subset cells plus an overall cell that averages the subsets with equal weight."""
-    cells, groups, flags = {}, [], ""
+    cells, groups, overall_flags = {}, [], ""
     for name, s in run.subsets.items():
         vals = s.values(metric)
-        cell = _cell([vals], _subset_flags(s), st)
+        cell = _cell([vals], flags(s), st)
         if cell:
             cells[column(name)] = cell
             groups.append(vals)
-            flags += _subset_flags(s)
+            overall_flags += flags(s)
     known = BENCHMARK_SUBSETS.get(run.benchmark, ())
     if groups and len(groups) < len(known):
-        flags += FLAG_PARTIAL
-    overall = _cell(groups, flags, st, weighting="macro")
+        overall_flags += FLAG_PARTIAL
+    overall = _cell(groups, overall_flags, st, weighting="macro")
     if overall:
         cells[key] = overall
     return cells
 
 
-def run_cells(run: Run, st: Settings = Settings()) -> dict[str, Cell]:
+def run_cells(run: Run, st: Settings = Settings(), sizes: Optional[dict[SizeKey, int]] = None) -> dict[str, Cell]:
+    """``sizes``: full split sizes (see full_sizes), by default those known for this run alone."""
+    sizes = full_sizes([run]) if sizes is None else sizes
+    flags = lambda s: _subset_flags(s, sizes.get((run.benchmark, run.split, s.name), 0))  # noqa: E731
     if run.benchmark == "tau2":
-        return _tau2_cells(run, st)
+        return _tau2_cells(run, st, flags)
     if run.benchmark == "bfcl_v3":
         return _macro_cells(run, st, "success", "bfcl_v3 overall",
-                            lambda s: f"bfcl_v3/{s.removeprefix('multi_turn_')}")
+                            lambda s: f"bfcl_v3/{s.removeprefix('multi_turn_')}", flags)
     if run.benchmark == "acebench":
-        cells = _macro_cells(run, st, "end_state", "acebench agent end_state", lambda s: f"acebench/{s} end_state")
-        cells.update(_macro_cells(run, st, "process", "acebench agent process", lambda s: f"acebench/{s} process"))
+        cells = _macro_cells(run, st, "end_state", "acebench agent end_state",
+                             lambda s: f"acebench/{s} end_state", flags)
+        cells.update(_macro_cells(run, st, "process", "acebench agent process",
+                                  lambda s: f"acebench/{s} process", flags))
         return cells
     # A benchmark without a rule here: mean reward per subset, pooled overall.
-    return _macro_cells(run, st, "reward", f"{run.benchmark} mean reward", lambda s: f"{run.benchmark}/{s} reward")
+    return _macro_cells(run, st, "reward", f"{run.benchmark} mean reward",
+                        lambda s: f"{run.benchmark}/{s} reward", flags)
+
+
+def _selection_notes(run: Run, sizes: dict[SizeKey, int]) -> list[str]:
+    notes = []
+    for name, s in run.subsets.items():
+        full = sizes.get((run.benchmark, run.split, name), 0)
+        if len(s.tasks) < full:
+            split = f"{run.split} split" if run.split else "full set"
+            notes.append(f"{run.name}: {name} has {len(s.tasks)} of the {full} tasks of its {split}")
+    return notes
 
 
 def build_rows(runs: Sequence[Run], st: Settings = Settings()) -> list[Row]:
     """One row per model; a second run filling a cell the model already has gets a row of its own."""
     rows: list[Row] = []
+    sizes = full_sizes(runs)
     for run in runs:
-        cells = run_cells(run, st)
-        notes = [f"{run.name}: {p}" for p in run.problems()]
+        cells = run_cells(run, st, sizes)
+        notes = [f"{run.name}: {p}" for p in run.problems()] + _selection_notes(run, sizes)
         row = next((r for r in rows if not r.published and r.label == run.model
                     and not set(r.cells) & set(cells)), None)
         if row is None:
@@ -188,8 +225,7 @@ def legend(rows: Sequence[Row], cols: Sequence[str], confidence: float) -> list[
     lines = [f"Cells: value [{confidence:.0%} bootstrap interval over tasks] n=tasks; percent. "
              "Rows marked (published) are reference numbers copied from their source, not measured here."]
     used = {f for r in rows for c in cols if c in r.cells for f in r.cells[c].flags}
-    lines += [f"  {f} = {LEGEND[f]}" for f in (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED)
-              if f in used]
+    lines += [f"  {f} = {LEGEND[f]}" for f in FLAG_ORDER if f in used]
     lines += [f"  ! {r.label}: {n}" for r in rows if not r.published for n in r.notes]
     return lines
 

@@ -15,6 +15,30 @@ from typing import Optional
 from .errors import ConfigError
 from .stats import is_success
 
+# The split a run used when config.json says null (the benchmark's default). Kept here, not read from the
+# adapters, so reading results needs neither the adapters nor the data.
+DEFAULT_SPLITS = {"tau2": "base"}
+# Tasks per subset in each full split, to tell a full run from a selection (--task-ids, --limit). Keys are
+# (benchmark, split), split None for benchmarks without named splits; test_leaderboard checks them against
+# the data. An unknown (benchmark, split, subset) simply has no known size.
+_BFCL = {s: 200 for s in ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
+                          "multi_turn_long_context")}
+FULL_SPLIT_TASKS: dict[tuple[str, Optional[str]], dict[str, int]] = {
+    ("tau2", "base"): {"retail": 114, "airline": 50, "telecom": 114},
+    ("tau2", "train"): {"retail": 74, "airline": 30, "telecom": 74},
+    ("tau2", "test"): {"retail": 40, "airline": 20, "telecom": 40},
+    ("tau2", "small"): {"telecom": 20},
+    ("tau2", "full"): {"telecom": 2285},
+    ("bfcl_v3", None): _BFCL,
+    ("bfcl_v3", "v4"): _BFCL,
+    ("acebench", None): {"agent_multi_turn_en": 30, "agent_multi_step_en": 20,
+                         "agent_multi_turn_zh": 30, "agent_multi_step_zh": 20},
+}
+
+
+def full_split_tasks(benchmark: str, split: Optional[str], subset: str) -> Optional[int]:
+    return FULL_SPLIT_TASKS.get((benchmark, split), {}).get(subset)
+
 
 @dataclass
 class TaskResult:
@@ -90,6 +114,12 @@ class Run:
         return self.path.name
 
     @property
+    def split(self) -> Optional[str]:
+        """The split the tasks came from, the benchmark's default filled in."""
+        recorded = self.config.get("split")
+        return str(recorded) if recorded is not None else DEFAULT_SPLITS.get(self.benchmark)
+
+    @property
     def expected_episodes(self) -> int:
         return sum(s.expected_episodes for s in self.subsets.values())
 
@@ -135,12 +165,18 @@ def _read_json(path: Path) -> dict:
 
 
 def model_label(config: dict) -> str:
-    """The agent's name: {"kind": "gold"} or {"kind": "model", "model": NAME} as the results format
-    describes, or the model spec that `mua eval` records ({"name": NAME}, "gold" for the gold agent)."""
+    """The agent's name from the model spec `mua eval` records ({"name": NAME, ...}; "gold" for the gold agent)."""
     agent = config.get("agent") or {}
-    if agent.get("kind") == "gold":
-        return "gold"
-    return str(agent.get("model") or agent.get("name") or agent.get("kind") or "unknown")
+    return str(agent.get("name") or "unknown")
+
+
+def spec_label(spec: Optional[dict]) -> str:
+    """A recorded model spec (user simulator, judge) as text: name plus any sampling params; "none" if absent."""
+    if not spec:
+        return "none"
+    params = spec.get("params") or {}
+    extra = ", ".join(f"{k}={params[k]}" for k in sorted(params))
+    return f"{spec.get('name')}" + (f" ({extra})" if extra else "")
 
 
 def read_run(path: Path | str) -> Run:

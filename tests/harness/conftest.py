@@ -5,24 +5,34 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Optional
 
 import pytest
+
+from mua.harness.build import ModelSpec
 
 MISSING = "missing"  # trial has no episode row (a crashed run)
 ERROR = "error"  # trial finished with an error
 
 
+def _spec(name: Optional[str]) -> Optional[dict]:
+    """A model as config.json records it (the ModelSpec `mua eval` builds); None when not used."""
+    return None if name is None else ModelSpec(name).to_dict()
+
+
 def write_run(root: Path, name: str, benchmark: str, results: dict, *, model: str = "model-a",
-              trials: int = 1, kind: str = "model") -> Path:
+              trials: int = 1, user: Optional[str] = None, judge: Optional[str] = None,
+              split: Optional[str] = None) -> Path:
     """``results``: {subset: {task_id: [outcome per trial]}}; an outcome is a reward, MISSING, ERROR, or a
-    dict {"reward": r, "components": {...}}."""
+    dict {"reward": r, "components": {...}}. ``model`` "gold" is the gold agent; ``user`` and ``judge`` name
+    the user simulator and judge models (None: not passed)."""
     run = root / name
     if run.exists():  # a test may rewrite a run under the same name
         shutil.rmtree(run)
     run.mkdir(parents=True)
-    config = {"mua_version": "0.1.0", "benchmark": benchmark, "subsets": list(results), "split": None,
-              "trials": trials, "seed": 0, "agent": {"kind": kind, "model": None if kind == "gold" else model},
-              "user": {}, "judge": None, "tasks": {s: list(tasks) for s, tasks in results.items()}}
+    config = {"mua_version": "0.1.0", "benchmark": benchmark, "subsets": list(results), "split": split,
+              "trials": trials, "seed": 0, "agent": _spec(model), "user": _spec(user), "judge": _spec(judge),
+              "tasks": {s: list(tasks) for s, tasks in results.items()}}
     (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
     lines = []
     for subset, tasks in results.items():

@@ -113,3 +113,71 @@ def test_json_verdict_and_determinism(make_run, tmp_path, capsys):
     assert one == two and json.loads(one)["passed"] is False
     out = capsys.readouterr().out
     assert out.count("FAIL") == 2
+
+
+def test_candidate_on_a_task_selection_fails(make_run, capsys):
+    """A candidate made with --task-ids 1 must not pass "over 1 paired tasks" against a full baseline."""
+    assert gate(make_run, BASE, "1") == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL") and "candidate lacks 39 of the baseline's 40 tasks" in out
+    assert "retail: 39 of 40, e.g. t1, t2, t3" in out and "--allow-partial" in out
+    assert gate(make_run, BASE, "1", "--allow-partial") == 0
+    out = capsys.readouterr().out
+    assert out.startswith("PASS") and "over 1 paired tasks" in out and "lacks 39" in out
+
+
+def test_candidate_missing_a_subset_fails(make_run, capsys):
+    base = make_run("base", "tau2", {"retail": outcomes("11"), "airline": outcomes("101")})
+    cand = make_run("cand", "tau2", {"retail": outcomes("11")}, model="model-b")
+    assert main(["gate", "--baseline", str(base), "--candidate", str(cand), "--resamples", "100"]) == 1
+    assert "lacks 3 of the baseline's 5 tasks (1 of its 2 subsets entirely: airline (3 tasks))" in \
+        capsys.readouterr().out
+
+
+def test_incomplete_baseline_fails(make_run, capsys):
+    assert gate(make_run, BASE[:-2] + "mm", BASE) == 1
+    out = capsys.readouterr().out
+    assert "baseline is incomplete: 38/40 episodes" in out and "retail/t38#0" in out
+    assert gate(make_run, BASE[:-2] + "mm", BASE, "--allow-incomplete") == 0
+
+
+def gate_configs(make_run, base_kw, cand_kw):
+    a = make_run("base", "tau2", {"retail": outcomes(BASE)}, **base_kw)
+    b = make_run("cand", "tau2", {"retail": outcomes(BASE)}, model="model-b", **cand_kw)
+    return compare(read_run(a), read_run(b), GateSettings(**FAST))
+
+
+def test_runs_scored_under_different_conditions_fail(make_run):
+    v = gate_configs(make_run, {}, {"split": "test"})
+    assert not v.passed and any("different splits (baseline base, candidate test)" in f for f in v.failures)
+    assert gate_configs(make_run, {}, {"split": "base"}).passed  # null split is tau2's default, base
+    v = gate_configs(make_run, {"judge": "gpt-4.1"}, {})
+    assert not v.passed and any("different judge models (baseline gpt-4.1, candidate none)" in f
+                                for f in v.failures)
+    assert gate_configs(make_run, {"judge": "j", "user": "u"}, {"judge": "j", "user": "u"}).passed
+
+
+def test_different_user_simulator_warns(make_run, capsys):
+    a = make_run("base", "tau2", {"retail": outcomes(BASE)}, user="gpt-4.1")
+    b = make_run("cand", "tau2", {"retail": outcomes(BASE)}, model="model-b", user="qwen")
+    assert main(["gate", "--baseline", str(a), "--candidate", str(b), "--resamples", "100"]) == 0
+    assert "! warning: runs use different user simulators (baseline gpt-4.1, candidate qwen)" in \
+        capsys.readouterr().out
+
+
+def test_unwritable_json_path_is_a_usage_error_before_any_verdict(make_run, tmp_path, capsys):
+    a = make_run("a", "tau2", {"retail": outcomes("1")})
+    args = ["gate", "--baseline", str(a), "--candidate", str(a), "--resamples", "10"]
+    assert main(args + ["--json", str(tmp_path / "nonexistent" / "x.json")]) == 2
+    cap = capsys.readouterr()
+    assert cap.out == "" and "folder" in cap.err and "does not exist" in cap.err
+    assert main(args + ["--json", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_help_documents_the_opt_outs(capsys):
+    with pytest.raises(SystemExit):
+        main(["gate", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--allow-partial" in out and "--allow-incomplete" in out
+    assert "split or judge model" in out and "user simulator" in out and "warning" in out

@@ -29,7 +29,8 @@ def test_tau2_pass_hat_k_cells(make_run):
     # airline: the errored trial is excluded, so a0 has 3 scored trials and k stops at 3 (tau2's cap)
     assert cells["tau2/airline pass^1"].value == pytest.approx(0.5)
     assert "tau2/airline pass^3" in cells and "tau2/airline pass^4" not in cells
-    assert cells["tau2/airline pass^1"].flags == "e" and cells["tau2/retail pass^1"].flags == ""
+    # "t": 2 and 3 tasks are selections of airline's 50 and retail's 114
+    assert cells["tau2/airline pass^1"].flags == "et" and cells["tau2/retail pass^1"].flags == "t"
     c = cells["tau2/retail pass^1"]
     assert c.low <= c.value <= c.high
 
@@ -42,12 +43,12 @@ def test_bfcl_overall_is_unweighted_mean_of_categories(make_run):
     cells = run_cells(read_run(make_run("b", "bfcl_v3", res)), FAST)
     assert cells["bfcl_v3/base"].value == 1.0
     assert cells["bfcl_v3 overall"].value == pytest.approx((1 + 0 + 0.5 + 0) / 4)  # pooled would be 5/9
-    assert cells["bfcl_v3 overall"].n == 9 and cells["bfcl_v3 overall"].flags == ""
+    assert cells["bfcl_v3 overall"].n == 9 and cells["bfcl_v3 overall"].flags == "t"  # all 4 categories
 
 
 def test_bfcl_partial_subsets_are_flagged(make_run):
     cells = run_cells(read_run(make_run("b", "bfcl_v3", {"multi_turn_base": {"b0": [1]}})), FAST)
-    assert cells["bfcl_v3 overall"].flags == "p"
+    assert cells["bfcl_v3 overall"].flags == "pt"
 
 
 def test_acebench_end_state_and_process(make_run):
@@ -62,6 +63,50 @@ def test_acebench_end_state_and_process(make_run):
     assert "p" in cells["acebench agent end_state"].flags  # 2 of 4 subsets
 
 
+def test_task_selections_are_flagged_against_the_full_split(make_run):
+    """A run made with --task-ids 1 or --limit 5 must not look like a full run in the same column."""
+    full = {str(i): [i % 2] for i in range(114)}
+    runs = [read_run(make_run("full", "tau2", {"retail": full})),
+            read_run(make_run("one", "tau2", {"retail": {"1": [1]}}, model="model-b")),
+            read_run(make_run("test-split", "tau2", {"retail": {str(i): [1] for i in range(40)}}, split="test",
+                              model="model-c")),
+            read_run(make_run("bfcl5", "bfcl_v3", {s: {f"{s}_{i}": [1] for i in range(5)} for s in
+                                                   ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
+                                                    "multi_turn_long_context")}, model="model-d"))]
+    rows = build_rows(runs, FAST)
+    flags = {r.source: {k: c.flags for k, c in r.cells.items()} for r in rows}
+    assert flags["full"]["tau2/retail pass^1"] == ""
+    assert flags["one"]["tau2/retail pass^1"] == "t"
+    assert flags["test-split"]["tau2/retail pass^1"] == ""  # all 40 tasks of the test split
+    assert flags["bfcl5"]["bfcl_v3/base"] == "t" and flags["bfcl5"]["bfcl_v3 overall"] == "t"
+    text = render(rows, columns(rows), "plain")
+    assert "100.0 [100.0, 100.0] n=1 t" in text
+    assert "t = run on a task selection (--task-ids, --limit)" in text
+    assert "one: retail has 1 of the 114 tasks of its base split" in text
+    assert "full: retail" not in text
+
+
+def test_selection_of_an_unknown_split_is_judged_by_the_largest_run_shown(make_run):
+    big = read_run(make_run("big", "tau2", {"retail": {str(i): [1] for i in range(10)}}, split="custom"))
+    small = read_run(make_run("small", "tau2", {"retail": {"1": [1]}}, split="custom", model="model-b"))
+    rows = build_rows([big, small], FAST)
+    assert [r.cells["tau2/retail pass^1"].flags for r in rows] == ["", "t"]
+    assert run_cells(small, FAST)["tau2/retail pass^1"].flags == ""  # alone, nothing says it is partial
+
+
+def test_known_full_split_sizes_match_the_data(data_dir):
+    from mua.harness.registry import get_benchmark
+    from mua.harness.runs import FULL_SPLIT_TASKS
+
+    for (name, split), sizes in FULL_SPLIT_TASKS.items():
+        bench = get_benchmark(name)
+        for subset, n in sizes.items():
+            assert len(bench.load_tasks(data_dir, subset, split)) == n, (name, split, subset)
+    for name in ("tau2", "bfcl_v3", "acebench"):
+        bench = get_benchmark(name)
+        assert set(FULL_SPLIT_TASKS[(name, bench.default_split)]) == set(bench.subsets)
+
+
 def test_incomplete_and_torn_runs_are_read_from_episodes(make_run):
     path = make_run("crash", "tau2", {"retail": {"r0": [1, "missing"], "r1": [0, 1]}}, trials=2)
     (path / "summary.json").write_text(json.dumps({"complete": True}))  # must be ignored
@@ -72,7 +117,7 @@ def test_incomplete_and_torn_runs_are_read_from_episodes(make_run):
     assert run.subsets["retail"].missing == [("r0", 1)]
     rows = build_rows([run], FAST)
     cell = rows[0].cells["tau2/retail pass^1"]
-    assert cell.flags == "*" and cell.value == pytest.approx((1.0 + 0.5) / 2)
+    assert cell.flags == "*t" and cell.value == pytest.approx((1.0 + 0.5) / 2)
     assert "tau2/retail pass^2" not in rows[0].cells  # r0 has one trial: k capped at 1
     text = render(rows, columns(rows), "plain")
     assert "incomplete: 3/4 episodes" in text and "* = some expected episodes are missing" in text
@@ -82,7 +127,7 @@ def test_rows_merge_per_model(make_run):
     a = read_run(make_run("tau", "tau2", {"retail": {"r0": [1]}}))
     b = read_run(make_run("bfcl", "bfcl_v3", {"multi_turn_base": {"b0": [1]}}))
     c = read_run(make_run("tau-again", "tau2", {"retail": {"r0": [0]}}))
-    g = read_run(make_run("gold", "tau2", {"retail": {"r0": [1]}}, kind="gold"))
+    g = read_run(make_run("gold", "tau2", {"retail": {"r0": [1]}}, model="gold"))
     rows = build_rows([a, b, c, g], FAST)
     assert [(r.label, r.source) for r in rows] == [("model-a", "tau, bfcl"), ("model-a", "tau-again"),
                                                    ("gold", "gold")]
@@ -145,15 +190,19 @@ def test_plot_writes_png(make_run, tmp_path):
     assert (tmp_path / "again.png").read_bytes() == data
 
 
-def test_model_name_from_the_spec_mua_eval_records(make_run):
-    path = make_run("spec", "tau2", {"retail": {"r0": [1]}})
-    config = json.loads((path / "config.json").read_text())
-    config["agent"] = {"name": "Qwen/Qwen3-8B", "base_url": None, "params": {}, "api_key_env": "OPENAI_API_KEY"}
-    (path / "config.json").write_text(json.dumps(config))
+def test_fixture_writes_the_config_mua_eval_writes(make_run):
+    """The synthetic runs these tests read must be in the format `mua eval` really writes."""
+    from mua.harness.batch import EvalPlan, _config
+    from mua.harness.build import ModelSpec, Models
+    from mua.harness.types import Task
+
+    path = make_run("spec", "tau2", {"retail": {"r0": [1]}}, model="Qwen/Qwen3-8B", user="u", split="test")
+    plan = EvalPlan("tau2", ["retail"], ModelSpec("Qwen/Qwen3-8B"), user=ModelSpec("u"), split="test")
+    real = _config(plan, {"retail": [Task("r0", "tau2", "retail")]}, Models())
+    written = json.loads((path / "config.json").read_text())
+    assert written.pop("mua_version") and written == real
     assert read_run(path).model == "Qwen/Qwen3-8B"
-    config["agent"] = {"name": "gold"}
-    (path / "config.json").write_text(json.dumps(config))
-    assert read_run(path).model == "gold"
+    assert read_run(make_run("g", "tau2", {"retail": {"r0": [1]}}, model="gold")).model == "gold"
 
 
 def test_bfcl_accuracy_matches_official_leaderboard_csv(make_run, real_dir):
