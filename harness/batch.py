@@ -16,7 +16,7 @@ from typing import Optional
 from tqdm import tqdm
 
 from .build import GOLD, ModelSpec, Models, describe, episode_seed, make_agent, make_user, open_model
-from .errors import ConfigError, ModelError
+from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
 from .registry import get_benchmark
 from .results import EpisodeKey, JsonlAppender, RunDir, write_json
@@ -68,8 +68,17 @@ def select_tasks(bench: Benchmark, plan: EvalPlan, data_dir: Path) -> dict[str, 
         if plan.limit is not None:
             chosen = chosen[: plan.limit]
         tasks[subset] = chosen
+    if plan.task_ids:
+        found = {t.id for ts in tasks.values() for t in ts}
+        unknown = [t for t in plan.task_ids if t not in found]
+        if unknown:
+            raise ConfigError(f"--task-ids not found in {bench.name} {'/'.join(plan.subsets)} "
+                              f"(split {plan.split or 'all'}): {', '.join(unknown[:10])}")
     if not any(tasks.values()):
         raise ConfigError("no tasks selected: check --subset, --split and --task-ids")
+    for subset_tasks in tasks.values():  # a missing or malformed data file surfaces here, once, before any run
+        if subset_tasks:
+            bench.start(subset_tasks[0])
     return tasks
 
 
@@ -110,13 +119,13 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
         agent = make_agent(bench, task, plan.agent, models, seed)
         user = make_user(bench, task, plan.agent, models, seed)
         result = await run_episode(bench, task, agent, user, judge=models.judge)
-    except ConfigError:
-        raise
     except ModelError as e:
         record.update(reward=None, components={}, termination=None, turns=0, messages=[], usage={}, info={},
                       error=f"model error: {e}")
         return record, time.monotonic() - start
-    except Exception as e:  # a bug or bad data in one episode must not take the run down; it is recorded
+    except MuaError:
+        raise  # bad data or configuration: the person running mua must fix it, once, not per episode
+    except Exception as e:  # a bug in one episode must not take the run down; it is recorded
         log.exception("episode %s/%s trial %d failed", task.subset, task.id, trial)
         record.update(reward=None, components={}, termination=None, turns=0, messages=[], usage={}, info={},
                       error=f"{type(e).__name__}: {e}")
@@ -159,8 +168,12 @@ def _safe_summary(bench: Benchmark, rows: list[dict]) -> dict:
 
 
 async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
-                   progress: bool = True, retry_errors: bool = True) -> EvalOutcome:
-    """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped."""
+                   progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20) -> EvalOutcome:
+    """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped.
+
+    ``max_error_streak`` consecutive episodes failing on the model endpoint stop the run with a ModelError
+    (0: never): an endpoint that is down should be reported once, not retried for hours, episode by episode.
+    """
     bench = get_benchmark(plan.benchmark)
     tasks = select_tasks(bench, plan, data_dir)
     if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
@@ -172,12 +185,14 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
         config = _config(plan, tasks, models)
         _check_resumable(run, config)
         write_json(run.config, {"mua_version": mua_version(), **config})
-        return await _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors)
+        return await _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,
+                                  max_error_streak)
     finally:
         await models.aclose()
 
 
-async def _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors):
+async def _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,
+                       max_error_streak):
     order = [(s, t.id, k) for s, ts in tasks.items() for t in ts for k in range(plan.trials)]
     done = run.read_episodes()
     keep = {k for k, r in done.items() if not (retry_errors and r.get("error"))}
@@ -189,27 +204,42 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
     bar = tqdm(total=len(order), initial=outcome.skipped, disable=not progress, unit="ep", dynamic_ncols=True,
                desc=f"{bench.name}/{'+'.join(tasks)}")
     passes = sum(1 for k in keep if is_success(done[k].get("reward")))
-    errors = 0
+    errors = streak = 0
     semaphore = asyncio.Semaphore(max(1, concurrency))
+    abort: list[ModelError] = []  # set once the endpoint looks down: episodes not yet started are skipped
 
     async def one(key: EpisodeKey) -> None:
-        nonlocal passes, errors
+        nonlocal passes, errors, streak
         async with semaphore:
+            if abort:
+                return
             record, seconds = await _play(bench, by_key[key[:2]], key[2], plan, models)
         episodes.append(record)
         timings.append({"subset": key[0], "task_id": key[1], "trial": key[2], "seconds": round(seconds, 4)})
-        await episodes.commit()
         outcome.ran += 1
         if record["error"]:
             errors += 1
             outcome.errors.append(f"{key[0]}/{key[1]}#{key[2]}: {record['error']}")
+        streak = streak + 1 if (record["error"] or "").startswith("model error") else 0
+        if max_error_streak and streak >= max_error_streak and not abort:
+            abort.append(ModelError(f"{streak} episodes in a row failed on the model endpoint; stopping. Last: "
+                                    f"{record['error']}. Fix the endpoint and re-run the same command to resume."))
         passes += is_success(record["reward"])
+        await episodes.commit()  # counted as done once durable; bookkeeping above happens before this await
         bar.update(1)
         finished = bar.n - errors
         bar.set_postfix(pass_rate=f"{passes / finished:.3f}" if finished else "-", errors=errors)
 
+    running = [asyncio.create_task(one(k)) for k in pending]
     try:
-        await asyncio.gather(*(one(k) for k in pending))
+        await asyncio.gather(*running)
+        if abort:
+            raise abort[0]
+    except BaseException:
+        for task in running:  # stop the rest cleanly before the result files are closed
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        raise
     finally:
         bar.close()
         episodes.close()

@@ -34,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", help="run directory (default: results/<benchmark>-<agent>)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--keep-errors", action="store_true", help="on resume, do not retry errored episodes")
+    p.add_argument("--max-error-streak", type=int, default=20, metavar="N",
+                   help="stop the run after N consecutive episodes fail on the model endpoint (0: never)")
     add_data_dir(p)
     p.set_defaults(func=run)
 
@@ -45,8 +47,8 @@ def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> Ev
         agent = model_spec(args, "agent")
     else:
         raise ConfigError("choose an agent: --agent-model NAME_OR_PATH, or --agent gold")
-    if args.trials < 1 or args.concurrency < 1:
-        raise ConfigError("--trials and --concurrency must be at least 1")
+    if args.trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
+        raise ConfigError("--trials, --concurrency and --limit must be at least 1")
     return EvalPlan(
         benchmark=args.benchmark,
         subsets=args.subset or list(bench_subsets),
@@ -68,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_from_args(args, bench.subsets, bench.default_split)
     out = Path(args.out or Path("results") / f"{plan.benchmark}-{_slug(plan.agent.name)}")
     outcome = asyncio.run(run_eval(plan, out, resolve_data_dir(args.data_dir), concurrency=args.concurrency,
-                                   progress=not args.no_progress, retry_errors=not args.keep_errors))
+                                   progress=not args.no_progress, retry_errors=not args.keep_errors,
+                                   max_error_streak=args.max_error_streak))
     _print_summary(outcome.summary, out)
     for line in outcome.errors[:10]:
         print(f"  error: {line}")

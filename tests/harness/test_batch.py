@@ -111,3 +111,35 @@ def test_sigkill_midway_then_resume_equals_uninterrupted(tmp_path):
     subprocess.run([sys.executable, str(script), str(killed)], check=True, capture_output=True)
     assert episodes.read_bytes() == (full / "episodes.jsonl").read_bytes()
     assert (killed / "summary.json").read_bytes() == (full / "summary.json").read_bytes()
+
+
+def test_unknown_task_ids_and_bad_limit_are_clear_errors(tmp_path, capsys):
+    with pytest.raises(ConfigError, match="--task-ids not found .*: 99"):
+        run(tmp_path / "r", plan(task_ids=["1", "99"]))
+    from mua.harness.cli import main
+    assert main(["eval", "--benchmark", "counter", "--agent", "gold", "--limit", "0", "--data-dir", "."]) == 2
+    assert "--limit must be at least 1" in capsys.readouterr().err
+
+
+def test_bad_data_fails_once_before_any_episode(tmp_path):
+    from mua.harness.errors import DataError
+
+    class Broken(CounterBenchmark):
+        def start(self, task):
+            raise DataError("missing data file counter/db.json")
+
+    register_benchmark(Broken())
+    with pytest.raises(DataError, match="counter/db.json"):
+        run(tmp_path / "r")
+    assert not (tmp_path / "r" / "episodes.jsonl").exists()
+
+
+def test_endpoint_down_stops_the_run_after_an_error_streak(tmp_path):
+    from mua.harness.errors import ModelError
+
+    spec = dict(base_url="http://127.0.0.1:9/v1", params={"timeout_s": 0.2, "retry": {"max_attempts": 1}})
+    p = plan(agent=ModelSpec("agent", **spec), user=ModelSpec("user", **spec), trials=3)
+    with pytest.raises(ModelError, match="4 episodes in a row failed .* re-run the same command to resume"):
+        asyncio.run(run_eval(p, tmp_path / "r", Path("."), progress=False, concurrency=2, max_error_streak=4))
+    rows = read_jsonl(tmp_path / "r" / "episodes.jsonl")
+    assert 4 <= len(rows) < 30 and all(r["error"].startswith("model error") for r in rows)
