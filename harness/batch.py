@@ -179,6 +179,8 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
     run = RunDir(out)
+    if run.path.exists() and not run.path.is_dir():
+        raise ConfigError(f"--out {run.path} exists and is not a directory")
     run.path.mkdir(parents=True, exist_ok=True)
     models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
     try:

@@ -47,7 +47,7 @@ def resolve_data_dir(explicit: Optional[str] = None) -> Path:
             return path.resolve()
         if origin in ("--data-dir", "MUA_DATA_DIR"):
             raise DataError(f"{origin} points to {path}, which is not a directory. {FIX_HINT}")
-    tried = ", ".join(str(p) for _, p in candidates(explicit))
+    tried = ", ".join(dict.fromkeys(str(p.resolve()) for _, p in candidates(explicit)))
     raise DataError(f"no benchmark data found (tried {tried}). {FIX_HINT}")
 
 

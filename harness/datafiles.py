@@ -10,8 +10,10 @@ from typing import Any
 
 from .errors import DataError
 
-FIX_HINT = ("Point mua at the benchmark data with --data-dir or MUA_DATA_DIR, or run `mua data pull` to fetch "
-            "it from the pinned upstream sources; `mua data verify` checks every file against its sha256.")
+FIX_HINT = ("Point mua at the benchmark data folder with --data-dir or MUA_DATA_DIR (or place it at ../shared/data), "
+            "or run `mua data pull` to fetch the files that have pinned upstream sources; files rebuilt or derived "
+            "for mua (listed by `mua data pull` as having no upstream copy) come from a data folder or "
+            "`mua data pull --mirror DIR_OR_URL`. `mua data verify` checks every file against its sha256.")
 
 
 def require_file(data_dir: Path, relpath: str) -> Path:

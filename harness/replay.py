@@ -38,8 +38,15 @@ class TaskIndex:
         return tasks[task_id]
 
 
-def parse_line(line: str, index: TaskIndex) -> tuple[Optional[Benchmark], ReplayItem]:
-    """One input line -> (benchmark, item); problems are reported in ``item.error``."""
+def parse_line(line: str, index: TaskIndex, lineno: int = 0) -> tuple[Optional[Benchmark], ReplayItem]:
+    """One input line -> (benchmark, item); problems are reported in ``item.error`` (prefixed "line N:")."""
+    bench, item = _parse_line(line, index)
+    if item.error and lineno:
+        item.error = f"line {lineno}: {item.error}"
+    return bench, item
+
+
+def _parse_line(line: str, index: TaskIndex) -> tuple[Optional[Benchmark], ReplayItem]:
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
@@ -67,10 +74,10 @@ def parse_line(line: str, index: TaskIndex) -> tuple[Optional[Benchmark], Replay
 def read_items(path: Path, data_dir: Path, index: TaskIndex) -> Iterator[tuple[Optional[Benchmark], ReplayItem]]:
     """Items from ``path``: mua's JSONL format, else the first benchmark whose own results format it is."""
     if _looks_like_mua_jsonl(path):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for lineno, line in enumerate(f, 1):
                 if line.strip():
-                    yield parse_line(line, index)
+                    yield parse_line(line, index, lineno)
         return
     for name in benchmark_names():
         bench = get_benchmark(name)
@@ -91,7 +98,7 @@ def _looks_like_mua_jsonl(path: Path) -> bool:
                     obj = json.loads(line)
                 except json.JSONDecodeError:
                     return line.lstrip().startswith("{") and '"benchmark"' in line
-                return isinstance(obj, dict) and "benchmark" in obj and "messages" in obj
+                return isinstance(obj, dict) and "benchmark" in obj
     return True  # an empty file: zero lines in, zero lines out
 
 

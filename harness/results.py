@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
+from .errors import ConfigError
+
 EpisodeKey = tuple[str, str, int]  # (subset, task_id, trial)
 
 
@@ -25,6 +27,14 @@ def dumps(obj: Any) -> str:
 
 def episode_key(record: dict) -> EpisodeKey:
     return (record["subset"], str(record["task_id"]), int(record["trial"]))
+
+
+def _valid_key(record: Any) -> bool:
+    try:
+        episode_key(record)
+        return True
+    except (KeyError, TypeError, ValueError):
+        return False
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -114,9 +124,11 @@ def read_jsonl(path: Path) -> list[dict]:
             if not line.endswith("\n"):
                 break  # torn tail
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except json.JSONDecodeError:
                 continue
+            if _valid_key(record):  # a hand-edited or foreign line is skipped, never fatal
+                records.append(record)
     return records
 
 
@@ -140,7 +152,14 @@ class RunDir:
     def read_config(self) -> Optional[dict]:
         if not self.config.exists():
             return None
-        return json.loads(self.config.read_text(encoding="utf-8"))
+        try:
+            config = json.loads(self.config.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{self.config} is not valid JSON ({e}); use another --out, or delete the folder "
+                              "to start over") from None
+        if not isinstance(config, dict):
+            raise ConfigError(f"{self.config} is not a mua run config; use another --out")
+        return config
 
     def read_episodes(self) -> dict[EpisodeKey, dict]:
         return latest_by_key(read_jsonl(self.episodes))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import ConfigError
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("model", help="build the tiny offline test checkpoint",
@@ -17,7 +19,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..models.tiny import build_tiny_checkpoint  # lazy: needs torch and transformers (extra `local`)
+    try:
+        from ..models.tiny import build_tiny_checkpoint  # lazy: needs torch and transformers (extra `local`)
+    except ImportError as e:
+        raise ConfigError(f'the tiny model needs torch and transformers ({e}): pip install -e ".[local]"') from None
 
     path = build_tiny_checkpoint(args.out_dir, seed=args.seed)
     print(f"tiny checkpoint written to {path}; try: mua eval --benchmark tau2 --subset retail --limit 2 "

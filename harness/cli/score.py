@@ -50,11 +50,13 @@ def run(args: argparse.Namespace) -> int:
     errors = sum(1 for r in rows if r["error"])
     passed = sum(1 for r in rows if r["reward"] == 1.0)
     print(f"scored {len(rows)} trajectories: {passed} pass, {errors} errors", file=sys.stderr)
+    for row in [r for r in rows if r["error"]][:5]:
+        print(f"  error: {row['error']}", file=sys.stderr)
     official = [r for r in rows if "official" in r and r["error"] is None]
     if official:
         agree = sum(1 for r in official if (r["reward"] == 1.0) == _official_pass(r["official"]))
         print(f"agreement with the official verdicts: {agree}/{len(official)}", file=sys.stderr)
-    return 0
+    return 1 if errors else 0  # every line still has its output row; a non-zero exit says some are errors
 
 
 def _official_pass(official: dict) -> bool:

@@ -50,7 +50,8 @@ def test_gold_run_writes_results(tmp_path):
     assert config["tasks"]["hard"] == ["0", "1", "2", "3", "4"] and outcome.ran == 20
 
 
-def test_same_seed_gives_byte_identical_results(tmp_path):
+def test_concurrency_does_not_change_results(tmp_path):
+    # (same seed + same model answers, with real model clients: tests/harness/test_e2e_mock.py)
     run(tmp_path / "a", concurrency=1)
     run(tmp_path / "b", concurrency=7)
     for name in ("episodes.jsonl", "summary.json"):
@@ -143,3 +144,24 @@ def test_endpoint_down_stops_the_run_after_an_error_streak(tmp_path):
         asyncio.run(run_eval(p, tmp_path / "r", Path("."), progress=False, concurrency=2, max_error_streak=4))
     rows = read_jsonl(tmp_path / "r" / "episodes.jsonl")
     assert 4 <= len(rows) < 30 and all(r["error"].startswith("model error") for r in rows)
+
+
+def test_odd_run_directories_are_clear_errors(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match="not a directory"):
+        run(tmp_path / "file")
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "config.json").write_text("{torn")
+    with pytest.raises(ConfigError, match="config.json is not valid JSON"):
+        run(tmp_path / "bad")
+
+
+def test_foreign_lines_in_episodes_file_are_skipped_on_resume(tmp_path):
+    out = tmp_path / "r"
+    run(out)
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    junk = [json.dumps({"trial": "x", "subset": "easy", "task_id": "0"}), json.dumps([1, 2]), "{}"]
+    (out / "episodes.jsonl").write_text("\n".join(lines[:5] + junk) + "\n")
+    outcome = run(out)
+    assert outcome.skipped == 5 and outcome.ran == 15
+    assert len(read_jsonl(out / "episodes.jsonl")) == 20

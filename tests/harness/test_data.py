@@ -1,5 +1,4 @@
 import hashlib
-import json
 
 import pytest
 
@@ -77,6 +76,9 @@ def test_cli_data_path_and_verify(data_dir, capsys):
 
 
 def test_manifest_is_well_formed():
-    manifest = data.load_manifest()
-    assert all(len(e["sha256"]) == 64 for e in manifest["files"])
-    assert json.dumps(manifest)  # serialisable
+    files = data.load_manifest()["files"]
+    assert len(files) == len({e["path"] for e in files}) == 74
+    assert all(len(e["sha256"]) == 64 and e["bytes"] > 0 for e in files)
+    pullable = [e for e in files if e.get("upstream_copy") is not False]
+    assert all(e["upstream_path"] and e["source"].split(":")[0] in ("github", "pypi") for e in pullable)
+    assert all(e.get("commit") for e in pullable if e["source"].startswith("github:"))

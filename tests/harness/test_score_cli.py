@@ -27,17 +27,17 @@ def test_score_replays_each_line_in_order_and_reports_bad_lines(tmp_path, capsys
              json.dumps(traj("2", 3) | {"messages": [{"role": "robot"}]}), json.dumps({"task_id": "3"})]
     src = tmp_path / "in.jsonl"
     src.write_text("\n".join(lines) + "\n")
-    assert main(["score", "--trajectories", str(src), "--out", str(tmp_path / "out.jsonl"), "--data-dir", "."]) == 0
+    assert main(["score", "--trajectories", str(src), "--out", str(tmp_path / "out.jsonl"), "--data-dir", "."]) == 1
     rows = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert len(rows) == len(lines)
     assert rows[0] == {"task_id": "0", "subset": "easy", "variant": "v1", "reward": 1.0,
                        "components": {"counter": 1.0}, "error": None}
     assert rows[1]["reward"] == 0.0 and rows[1]["error"] is None
-    assert rows[2]["error"].startswith("line is not valid JSON") and rows[2]["reward"] is None
-    assert "no task '99'" in rows[3]["error"]
+    assert rows[2]["error"].startswith("line 3: line is not valid JSON") and rows[2]["reward"] is None
+    assert rows[3]["error"] == "line 4: counter/easy has no task '99'"
     assert "unknown benchmark 'nope'" in rows[4]["error"]
     assert "role must be" in rows[5]["error"]
-    assert rows[6]["error"] == "missing keys: benchmark, subset, messages"
+    assert rows[6]["error"] == "line 7: missing keys: benchmark, subset, messages"
     assert "scored 7 trajectories: 1 pass, 5 errors" in capsys.readouterr().err
 
 
@@ -46,3 +46,18 @@ def test_score_rejects_unknown_file_format(tmp_path, capsys):
     src.write_text("hello\n")
     assert main(["score", "--trajectories", str(src), "--out", "-", "--data-dir", "."]) == 2
     assert "neither mua trajectory lines" in capsys.readouterr().err
+
+
+def test_a_first_line_without_messages_is_an_error_row_not_a_rejected_file(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"benchmark": "counter", "subset": "easy", "task_id": "0"}) + "\n"
+                   + json.dumps(traj("0", 1)) + "\n")
+    assert main(["score", "--trajectories", str(src), "--out", str(tmp_path / "o.jsonl"), "--data-dir", "."]) == 1
+    rows = [json.loads(x) for x in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert rows[0]["error"] == "line 1: missing keys: messages" and rows[1]["reward"] == 1.0
+
+
+def test_all_good_lines_exit_zero(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps(traj("0", 1)) + "\n")
+    assert main(["score", "--trajectories", str(src), "--out", str(tmp_path / "o.jsonl"), "--data-dir", "."]) == 0

@@ -26,7 +26,10 @@ def test_retail_through_mock_server_with_and_without_faults(tmp_path, data_dir):
     tool = next(m for m in first["messages"] if m["role"] == "tool")
     assert tool["name"] == "get_order_details" and json.loads(tool["content"])["order_id"] == ORDER
     assert first["usage"]["agent"]["requests"] == 4 and first["usage"]["user"]["requests"] == 3
-    assert set(first["components"]) >= {"db"}
+    # The mock agent only reads: every retail task expects a write, so the DB check fails everywhere; NL
+    # assertions are skipped (no judge), never counted as passed.
+    assert all(r["reward"] == 0.0 and r["components"]["db"] == 0.0 for r in rows)
+    assert any(r["components"].get("nl_assertion", 0) is None for r in rows)
 
     mock = MockOpenAI(retail, faults=Faults(rate=0.3, seed=5, hang_s=3.0))
     with mock as url:
