@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
+from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
 from mua.harness.types import Message, Score, Task, ToolCall
 
@@ -34,6 +35,8 @@ class AceBenchmark(Benchmark):
     default_split = None
 
     def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+        if split is not None:
+            raise ConfigError(f"acebench has no splits (got split {split!r}); run it without --split")
         return data.load_tasks(Path(data_dir), subset)
 
     def start(self, task: Task) -> EpisodeSpec:

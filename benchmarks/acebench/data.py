@@ -17,6 +17,7 @@ from mua.harness.datafiles import load_json, load_jsonl
 from mua.harness.errors import DataError
 from mua.harness.types import Task, ToolSpec
 
+from ..records import check_items, check_kind, check_object, fail, record_label
 from .apis import SCENARIO_CLASSES
 
 BENCHMARK = "acebench"
@@ -60,25 +61,59 @@ def decode_tagged(value: Any) -> Any:
     return {k: decode_tagged(v) for k, v in value.items()}
 
 
+PROTOCOL_FILE = "acebench/protocol_constants.json"
+STATES_FILE = "acebench/default_states.json"
+
+
+def _used_constants() -> dict[str, type]:
+    """The protocol constants the adapter reads (see ``_prompts``), with their kinds."""
+    used: dict[str, type] = {"SAVED_CLASS": dict}
+    for lang in ("en", "zh"):
+        up = lang.upper()
+        for key in (f"multi_step.APIModel_agent.MULTI_TURN_AGENT_PROMPT_SYSTEM_{up}",
+                    f"multi_turn.APIModel_agent.MULTI_TURN_AGENT_PROMPT_SYSTEM_{up}",
+                    f"prompt_{lang}.TRAVEL_PROMPT_{up}", f"prompt_{lang}.BASE_PROMPT_{up}",
+                    f"multi_turn.APIModel_user.SYSTEM_PROMPT_BASE_{up}",
+                    f"multi_turn.APIModel_user.SYSTEM_PROMPT_TRAVEL_{up}",
+                    f"multi_turn.APIModel_user.first_user_message_{lang}"):
+            used[key] = str
+    return used
+
+
+USED_CONSTANTS = _used_constants()
+
+
 @lru_cache(maxsize=8)
 def protocol(data_dir: str) -> dict[str, Any]:
-    """``protocol_constants.json`` as {key: value}."""
-    raw = load_json(Path(data_dir), "acebench/protocol_constants.json")
-    try:
-        return {key: entry["value"] for key, entry in raw["constants"].items()}
-    except (KeyError, TypeError):
-        raise DataError("data file acebench/protocol_constants.json lacks constants/*/value entries") from None
+    """``protocol_constants.json`` as {key: value}; every constant the adapter uses is checked here."""
+    raw = load_json(Path(data_dir), PROTOCOL_FILE)
+    constants = check_object(raw, PROTOCOL_FILE, {"constants": dict})["constants"]
+    values = {key: check_object(entry, f"{PROTOCOL_FILE}, constants/{key}", {"value": object})["value"]
+              for key, entry in constants.items()}
+    check_object(values, f"{PROTOCOL_FILE}, constants/*/value", USED_CONSTANTS)
+    return values
 
 
 @lru_cache(maxsize=8)
 def default_states(data_dir: str) -> dict[str, dict[str, dict]]:
     """{lang: {class: constructor attributes}} (the multi_turn entries; multi_step ones are identical)."""
-    raw = load_json(Path(data_dir), "acebench/default_states.json")
+    raw = load_json(Path(data_dir), STATES_FILE)
+    states = check_object(raw, STATES_FILE, {"states": dict})["states"]
+    check_object(states, f"{STATES_FILE}, states", {"en": dict, "zh": dict})
+    out = {}
+    for lang in ("en", "zh"):
+        where = f"{STATES_FILE}, states/{lang}"
+        classes = check_object(states[lang], where, {"multi_turn": dict})["multi_turn"]
+        out[lang] = {name: _decoded_state(entry, f"{where}/multi_turn/{name}") for name, entry in classes.items()}
+    return out
+
+
+def _decoded_state(entry: Any, where: str) -> dict:
+    after_init = check_object(entry, where, {"after_init": dict})["after_init"]
     try:
-        return {lang: {name: decode_tagged(entry["after_init"]) for name, entry in raw["states"][lang]["multi_turn"]
-                       .items()} for lang in ("en", "zh")}
-    except (KeyError, TypeError):
-        raise DataError("data file acebench/default_states.json lacks states/<lang>/multi_turn/<class>/after_init")
+        return decode_tagged(after_init)
+    except (KeyError, TypeError, ValueError) as e:
+        raise fail(where, f"after_init holds a malformed tagged value ({type(e).__name__}: {e})") from None
 
 
 def tool_specs(functions: list[dict]) -> tuple[ToolSpec, ...]:
@@ -112,22 +147,48 @@ def _json_schema(node: Any) -> Any:
     return out
 
 
+RECORD_KEYS: dict[str, Any] = {"id": str, "question": str, "function": list, "involved_classes": list}
+RECORD_OPTIONAL = {"initial_config": dict}
+FUNCTION_KEYS, FUNCTION_OPTIONAL = {"name": str}, {"description": str, "parameters": dict}
+ANSWER_KEYS: dict[str, Any] = {"id": str, "ground_truth": list, "mile_stone": list}
+
+
+def _check_record(rec: Any, where: str) -> dict:
+    check_object(rec, where, RECORD_KEYS, RECORD_OPTIONAL)
+    check_items(rec["involved_classes"], str, where, "involved_classes")
+    for i, function in enumerate(rec["function"]):
+        check_object(function, f"{where}, function[{i}]", FUNCTION_KEYS, FUNCTION_OPTIONAL)
+    return rec
+
+
+def _check_answer(answer: Any, where: str) -> dict:
+    check_object(answer, where, ANSWER_KEYS)
+    check_items(answer["ground_truth"], dict, where, "ground_truth")
+    for i, milestone in enumerate(answer["mile_stone"]):  # a list of calls, or a list of such lists
+        check_kind(milestone, (str, list), where, f"mile_stone[{i}]")
+        if isinstance(milestone, list):
+            check_items(milestone, str, where, f"mile_stone[{i}]")
+    return answer
+
+
 def load_tasks(data_dir: Path, subset: str) -> list[Task]:
     if subset not in SUBSETS:
         raise DataError(f"acebench has no subset {subset!r}; known: {', '.join(SUBSETS)}")
     lang, category = SUBSETS[subset]
-    records = load_jsonl(data_dir, f"acebench/{lang}/data_agent_{category}.json")
-    answers = {a.get("id"): a for a in load_jsonl(data_dir, f"acebench/{lang}/possible_answer/"
-                                                             f"data_agent_{category}.json")}
+    record_file = f"acebench/{lang}/data_agent_{category}.json"
+    answer_file = f"acebench/{lang}/possible_answer/data_agent_{category}.json"
+    records = [_check_record(r, record_label(record_file, n, r))
+               for n, r in enumerate(load_jsonl(data_dir, record_file), 1)]
+    answers = {a["id"]: a for a in (_check_answer(a, record_label(answer_file, n, a))
+                                    for n, a in enumerate(load_jsonl(data_dir, answer_file), 1))}
     consts = protocol(str(data_dir))
     defaults = default_states(str(data_dir))[lang]
     saved = consts["SAVED_CLASS"]
     tasks = []
     for rec in records:
-        answer = answers.get(rec.get("id"))
+        answer = answers.get(rec["id"])
         if answer is None:
-            raise DataError(f"acebench/{lang}/possible_answer/data_agent_{category}.json has no answer for "
-                            f"{rec.get('id')!r}")
+            raise DataError(f"{answer_file} has no answer for {rec['id']!r}")
         unknown = [c for c in rec["involved_classes"] if c not in SCENARIO_CLASSES or c not in defaults]
         if unknown:
             raise DataError(f"acebench record {rec['id']} involves unknown classes {unknown}")

@@ -18,6 +18,7 @@ from mua.harness.datafiles import load_json, load_jsonl
 from mua.harness.errors import DataError
 from mua.harness.types import Task
 
+from ..records import check_items, check_kind, check_object, fail, record_label
 from .apis import DOC_FILES, Extensions
 
 ROOT = "bfcl_v3"  # shared files (filler, protocol constants) of both releases
@@ -52,18 +53,49 @@ def answer_file(subset: str, version: DataVersion = V3) -> str:
     return f"{version.root}/possible_answer/{version.prefix}_{subset}.json"
 
 
+QUESTION_KEYS: dict[str, Any] = {"id": str, "question": list, "initial_config": dict, "involved_classes": list}
+QUESTION_OPTIONAL = {"missed_function": dict}
+ANSWER_KEYS: dict[str, Any] = {"id": str, "ground_truth": list}
+
+
+def _check_question(q: Any, where: str) -> dict:
+    check_object(q, where, QUESTION_KEYS, QUESTION_OPTIONAL)
+    for t, turn in enumerate(check_items(q["question"], list, where, "question")):
+        check_items(turn, dict, where, f"question[{t}]")
+    unknown = [c for c in check_items(q["involved_classes"], str, where, "involved_classes") if c not in DOC_FILES]
+    if unknown:
+        raise fail(where, f"unknown involved_classes {unknown} (known: {', '.join(DOC_FILES)})")
+    for turn, names in (q.get("missed_function") or {}).items():  # {"turn index": [function names]}
+        key = f"missed_function[{turn}]"
+        if not turn.isdigit():
+            raise fail(where, f"{key}: the key should be a turn index")
+        check_items(check_kind(names, list, where, key), str, where, key)
+    return q
+
+
+def _check_answer(a: Any, where: str) -> dict:
+    check_object(a, where, ANSWER_KEYS)
+    for t, calls in enumerate(check_items(a["ground_truth"], list, where, "ground_truth")):
+        check_items(calls, str, where, f"ground_truth[{t}]")
+    return a
+
+
 def load_tasks(data_dir: Path, subset: str, version: DataVersion = V3) -> list[Task]:
     if subset not in SUBSETS:
         raise DataError(f"bfcl_v3 has no subset {subset!r}; choose one of {', '.join(SUBSETS)}")
-    questions = load_jsonl(data_dir, question_file(subset, version))
-    answers = {row["id"]: row["ground_truth"] for row in load_jsonl(data_dir, answer_file(subset, version))}
+    qfile, afile = question_file(subset, version), answer_file(subset, version)
+    questions = [_check_question(q, record_label(qfile, n, q)) for n, q in enumerate(load_jsonl(data_dir, qfile), 1)]
+    answers = {a["id"]: a["ground_truth"] for a in (_check_answer(a, record_label(afile, n, a))
+                                                    for n, a in enumerate(load_jsonl(data_dir, afile), 1))}
     tasks = []
     for q in questions:
         if q["id"] not in answers:
-            raise DataError(f"{answer_file(subset, version)} has no ground truth for {q['id']}")
+            raise DataError(f"{afile} has no ground truth for {q['id']}")
         tasks.append(Task(id=q["id"], benchmark=BENCHMARK, subset=subset, scenario=q["question"],
                           initial_state=q["initial_config"], evaluation=answers[q["id"]], split=version.split,
                           raw=q))
+    # the files every episode reads, checked now: a damaged one fails before any episode starts
+    protocol(data_dir), extensions(data_dir), func_docs(data_dir, version)
     return tasks
 
 
@@ -71,7 +103,9 @@ def load_tasks(data_dir: Path, subset: str, version: DataVersion = V3) -> list[T
 def _func_docs(data_dir: str, root: str) -> dict[str, tuple[dict, ...]]:
     out = {}
     for cls, stem in DOC_FILES.items():
-        out[cls] = tuple(load_jsonl(Path(data_dir), f"{root}/multi_turn_func_doc/{stem}.json"))
+        relpath = f"{root}/multi_turn_func_doc/{stem}.json"
+        out[cls] = tuple(check_object(d, record_label(relpath, n, d), {"name": str}, {"parameters": dict})
+                         for n, d in enumerate(load_jsonl(Path(data_dir), relpath), 1))
     return out
 
 
@@ -80,9 +114,24 @@ def func_docs(data_dir: Path, version: DataVersion = V3) -> dict[str, tuple[dict
     return _func_docs(str(Path(data_dir).resolve()), version.root)
 
 
+# The long-context filler constants the API suites read, with their kinds.
+EXTENSION_KINDS: dict[str, Any] = {
+    **dict.fromkeys(("WATCH_LIST_EXTENSION", "TRANSACTION_HISTORY_EXTENSION", "MA_5_EXTENSION", "MA_20_EXTENSION",
+                     "TECHNOLOGY_EXTENSION", "AUTOMOBILE_EXTENSION", "POPULATE_FILE_EXTENSION",
+                     "INTERMEDIARY_CITIES", "FILES_TAIL_USED"), list),
+    **dict.fromkeys(("ORDER_DETAIL_EXTENSION", "LONG_WEATHER_EXTENSION", "CREDIT_CARD_EXTENSION",
+                     "BOOKING_RECORD_EXTENSION"), dict),
+    **dict.fromkeys(("FILE_CONTENT_EXTENSION", "CAR_STATUS_METADATA_EXTENSION", "PARKING_BRAKE_INSTRUCTION"), str),
+}
+# The protocol constants the adapter reads, with their kinds.
+PROTOCOL_KINDS: dict[str, Any] = {"MAXIMUM_STEP_LIMIT": int, "PYTHON_FUNCTION_DOC_HINT": str,
+                                  "DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC": str}
+
+
 @functools.lru_cache(maxsize=8)
 def _extensions(data_dir: str) -> Extensions:
-    constants = dict(load_json(Path(data_dir), f"{ROOT}/long_context_constants.json"))
+    relpath = f"{ROOT}/long_context_constants.json"
+    constants = dict(check_object(load_json(Path(data_dir), relpath), relpath, EXTENSION_KINDS))
     watch = list(constants["WATCH_LIST_EXTENSION"])
     if watch and watch[-1] == "...":  # upstream's last item is Python's Ellipsis (printed "Ellipsis")
         watch[-1] = Ellipsis
@@ -96,8 +145,11 @@ def extensions(data_dir: Path) -> Extensions:
 
 @functools.lru_cache(maxsize=8)
 def _protocol(data_dir: str) -> dict[str, Any]:
-    raw = load_json(Path(data_dir), f"{ROOT}/protocol_constants.json")
-    return {name: entry["value"] for name, entry in raw["constants"].items()}
+    relpath = f"{ROOT}/protocol_constants.json"
+    constants = check_object(load_json(Path(data_dir), relpath), relpath, {"constants": dict})["constants"]
+    values = {name: check_object(entry, f"{relpath}, constants/{name}", {"value": object})["value"]
+              for name, entry in constants.items()}
+    return check_object(values, f"{relpath}, constants/*/value", PROTOCOL_KINDS)
 
 
 def protocol(data_dir: Path) -> dict[str, Any]:

@@ -45,7 +45,9 @@ class Tau2Benchmark(Benchmark):
     def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
         if subset not in self.subsets:
             raise ConfigError(f"tau2: unknown subset {subset!r}; valid: {', '.join(self.subsets)}")
-        return list(load_tasks(Path(data_dir), subset, split))
+        tasks = list(load_tasks(Path(data_dir), subset, split))
+        get_domain(subset, Path(data_dir))  # checks the domain's database now: a damaged one fails before episodes
+        return tasks
 
     def _domain(self, task: Task) -> Tau2Domain:
         data_dir = getattr(task, "data_dir", None)

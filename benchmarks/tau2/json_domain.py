@@ -3,17 +3,19 @@ and given to each episode as a copy-on-write :class:`Overlay`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 from mua.harness.datafiles import load_json, require_file
 
-from .domain import Tau2Domain, ToolDef
+from ..records import build_record, check_object
+from .domain import Record, Tau2Domain, ToolDef
 from .overlay import Overlay
 
 
 class JsonDbDomain(Tau2Domain):
     build_tools: ClassVar[Callable[[], dict[str, ToolDef]]]
-    normalise_db: ClassVar[Callable[[dict], dict]]
+    # db.json's tables ({id: record} each, all required as in upstream's DB model) -> record normaliser
+    tables: ClassVar[Mapping[str, Callable[[dict], Record]]]
 
     def __init__(self, policy: str, base: dict):
         super().__init__(policy=policy, agent_tools=type(self).build_tools())
@@ -23,7 +25,15 @@ class JsonDbDomain(Tau2Domain):
     def load(cls, data_dir: Path) -> "JsonDbDomain":
         folder = f"tau2/domains/{cls.name}"
         policy = require_file(data_dir, f"{folder}/policy.md").read_text(encoding="utf-8")
-        return cls(policy, cls.normalise_db(load_json(data_dir, f"{folder}/db.json")))
+        return cls(policy, cls.normalise_db(load_json(data_dir, f"{folder}/db.json"), f"{folder}/db.json"))
+
+    @classmethod
+    def normalise_db(cls, raw: Any, relpath: str) -> dict[str, dict[str, Record]]:
+        """The parsed db.json checked (DataError naming the file and what is wrong) and normalised."""
+        check_object(raw, relpath, dict.fromkeys(cls.tables, dict))
+        return {table: {key: build_record(make, record, f"{relpath}, {table}/{key}")
+                        for key, record in raw[table].items()}
+                for table, make in cls.tables.items()}
 
     def new_state(self) -> Overlay:
         return Overlay(self.base)

@@ -42,6 +42,34 @@ def convert_message(m: dict) -> Optional[Message]:
     return Message(role=role, content=m.get("content"), tool_calls=calls)
 
 
+def _message_problem(m) -> Optional[str]:
+    """Why one recorded message cannot be converted (None when it can)."""
+    if not isinstance(m, dict):
+        return f"is a {type(m).__name__}, not a JSON object"
+    calls = m.get("tool_calls")
+    if calls and (not isinstance(calls, list) or
+                  not all(isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls)):
+        return "has tool_calls that are not a list of objects with a name"
+    return None
+
+
+def convert_messages(raw) -> tuple[list[Message], Optional[str]]:
+    """A simulation's messages, or ([], why not): a missing or empty conversation is never scored (the scorer
+    would replay nothing and could pass a task whose gold actions change nothing)."""
+    if raw is None:
+        return [], "the simulation has no messages"
+    if not isinstance(raw, list):
+        return [], f"the simulation's messages are a {type(raw).__name__}, not a list"
+    for i, m in enumerate(raw):
+        problem = _message_problem(m)
+        if problem:
+            return [], f"message {i} {problem}"
+    messages = [m for m in (convert_message(x) for x in raw) if m is not None]
+    if not messages:
+        return [], "the simulation has no messages" + (" with a known role" if raw else "")
+    return messages, None
+
+
 def parse_reward_info(raw) -> tuple[Optional[dict], Optional[str]]:
     """reward_info as a dict; some files store its Python repr as a string (parsed as a literal, never run)."""
     if raw is None or isinstance(raw, dict):
@@ -56,7 +84,9 @@ def parse_reward_info(raw) -> tuple[Optional[dict], Optional[str]]:
     return None, "reward_info is neither a dict nor the Python repr of one"
 
 
-def _action_key(action: dict) -> tuple:
+def _action_key(action) -> tuple:
+    if not isinstance(action, dict):  # malformed: matches nothing well-formed
+        return (None, None, action)
     return (action.get("requestor") or "assistant", action.get("name"), action.get("arguments") or {})
 
 
@@ -72,13 +102,17 @@ def _recorded(reward_info: dict, checks_key: str, part: str, field: str) -> Opti
 
 def _evidence(reward_info: dict) -> dict[str, Optional[list]]:
     actions = _recorded(reward_info, "action_checks", "action", "action")
-    return {"actions": None if actions is None else [_action_key(a or {}) for a in actions],
+    return {"actions": None if actions is None else [_action_key(a) for a in actions],
             "communicate": _recorded(reward_info, "communicate_checks", "communicate", "info"),
             "nl": _recorded(reward_info, "nl_assertions", "nl", "nl_assertion")}
 
 
+def _criteria(task: Tau2Task) -> dict:
+    return task.evaluation if isinstance(task.evaluation, dict) else {}
+
+
 def _consistent(task: Tau2Task, evidence: dict[str, Optional[list]]) -> bool:
-    crit = task.evaluation or {}
+    crit = _criteria(task)
     own = {"actions": [_action_key(a) for a in crit.get("actions") or []],
            "communicate": list(crit.get("communicate_info") or []), "nl": list(crit.get("nl_assertions") or [])}
     return all(evidence[k] is None or evidence[k] == own[k] for k in own)
@@ -103,8 +137,9 @@ def evaluated_task(tasks: dict[str, Tau2Task], task_id: str,
         return labelled, None if labelled else f"task {task_id} is not embedded in the file"
     candidates = [t for t in tasks.values() if _consistent(t, evidence)]
     if len(candidates) > 1:
-        ids = _action_ids(c.get("action") for c in (reward_info or {}).get("action_checks") or [])
-        candidates = [t for t in candidates if ids and _action_ids((t.evaluation or {}).get("actions")) == ids]
+        ids = _action_ids(c.get("action") for c in (reward_info or {}).get("action_checks") or []
+                          if isinstance(c, dict))
+        candidates = [t for t in candidates if ids and _action_ids(_criteria(t).get("actions")) == ids]
     if len(candidates) == 1:
         return candidates[0], None
     label = f"task {task_id} is not embedded" if labelled is None else f"labelled task {task_id} was not evaluated"
@@ -135,19 +170,28 @@ def read_results(path: Path, data_dir: Path) -> Optional[Iterator[ReplayItem]]:
         tasks[task.id] = task
 
     def items() -> Iterator[ReplayItem]:
-        for sim in doc["simulations"]:
-            task_id = str(sim.get("task_id"))
-            messages = [m for m in (convert_message(x) for x in sim.get("messages") or []) if m is not None]
-            reward_info, error = parse_reward_info(sim.get("reward_info"))
-            task = None
-            if error is None:
-                task, error = evaluated_task(tasks, task_id, reward_info)
-            if task is not None:
-                task_id = task.id  # the evaluated task, which may differ from the file's label
-            if error is None and domain not in ("retail", "airline", "telecom"):
-                error = f"domain {domain!r} is not a tau2 domain mua implements"
-            yield ReplayItem(task=task, messages=messages, subset=domain, task_id=task_id,
-                             variant=str(sim.get("trial")) if sim.get("trial") is not None else None,
-                             termination=sim.get("termination_reason"), official=reward_info,
-                             error=error)
+        for index, sim in enumerate(doc["simulations"]):
+            yield _replay_item(index, sim, tasks, domain)
     return items()
+
+
+def _replay_item(index: int, sim, tasks: dict[str, Tau2Task], domain: str) -> ReplayItem:
+    """One simulation; a malformed one becomes an item with ``error`` set (reported, not scored)."""
+    if not isinstance(sim, dict):
+        return ReplayItem(task=None, messages=[], subset=domain, task_id=f"simulations[{index}]",
+                          error=f"simulations[{index}] is a {type(sim).__name__}, not a JSON object")
+    task_id = str(sim.get("task_id"))
+    messages, error = convert_messages(sim.get("messages"))
+    reward_info, info_error = parse_reward_info(sim.get("reward_info"))
+    error = error or info_error
+    task = None
+    if info_error is None:
+        task, task_error = evaluated_task(tasks, task_id, reward_info)
+        error = error or task_error
+    if task is not None:
+        task_id = task.id  # the evaluated task, which may differ from the file's label
+    if error is None and domain not in ("retail", "airline", "telecom"):
+        error = f"domain {domain!r} is not a tau2 domain mua implements"
+    return ReplayItem(task=task, messages=messages, subset=domain, task_id=task_id,
+                      variant=str(sim.get("trial")) if sim.get("trial") is not None else None,
+                      termination=sim.get("termination_reason"), official=reward_info, error=error)

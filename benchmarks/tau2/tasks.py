@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from mua.harness.datafiles import load_json
+from mua.harness.datafiles import FIX_HINT, load_json
 from mua.harness.errors import ConfigError, DataError
 from mua.harness.types import Task
 
@@ -52,10 +52,13 @@ def load_tasks(data_dir: Path, domain: str, split: Optional[str]) -> list[Tau2Ta
     folder = f"tau2/domains/{domain}"
     records = _load(data_dir, f"{folder}/tasks.json")
     if not isinstance(records, list):
-        raise DataError(f"{folder}/tasks.json: expected a list of tasks")
+        raise DataError(f"{folder}/tasks.json: expected a list of tasks. {FIX_HINT}")
     if split is None:
         return [make_task(r, domain, data_dir) for r in records]
     splits = _load(data_dir, f"{folder}/split_tasks.json")
+    if not isinstance(splits, dict) or not all(isinstance(ids, list) for ids in splits.values()):
+        raise DataError(f"{folder}/split_tasks.json: expected an object of split name -> list of task ids. "
+                        f"{FIX_HINT}")
     if split not in splits:
         raise ConfigError(f"tau2 {domain}: unknown split {split!r}; valid splits: {', '.join(splits)}")
     wanted = {str(i) for i in splits[split]}

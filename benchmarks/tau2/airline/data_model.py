@@ -70,12 +70,8 @@ def reservation(d: dict) -> Record:
                   nonfree_baggages=int(d["nonfree_baggages"]), insurance=d["insurance"], status=d.get("status"))
 
 
-def normalise_db(raw: dict) -> dict[str, dict[str, Record]]:
-    return {
-        "flights": {k: flight(v) for k, v in raw["flights"].items()},
-        "users": {k: user(v) for k, v in raw["users"].items()},
-        "reservations": {k: reservation(v) for k, v in raw["reservations"].items()},
-    }
+# db.json's tables (each {id: record}) and how one record of each is normalised.
+TABLES = {"flights": flight, "users": user, "reservations": reservation}
 
 
 def _from_kwargs(model: str, d: dict, fields: list[tuple[str, str]]) -> Record:

@@ -55,4 +55,4 @@ def build_tools() -> dict[str, ToolDef]:
 class AirlineDomain(JsonDbDomain):
     name = "airline"
     build_tools = staticmethod(build_tools)
-    normalise_db = staticmethod(data_model.normalise_db)
+    tables = data_model.TABLES

@@ -66,12 +66,8 @@ def order(d: dict) -> Record:
     return rec
 
 
-def normalise_db(raw: dict) -> dict[str, dict[str, Record]]:
-    return {
-        "products": {k: product(v) for k, v in raw["products"].items()},
-        "users": {k: user(v) for k, v in raw["users"].items()},
-        "orders": {k: order(v) for k, v in raw["orders"].items()},
-    }
+# db.json's tables (each {id: record}) and how one record of each is normalised.
+TABLES = {"products": product, "users": user, "orders": order}
 
 
 def validated_address(address1, address2, city, state, country, zip) -> Record:

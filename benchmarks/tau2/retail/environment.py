@@ -45,4 +45,4 @@ def build_tools() -> dict[str, ToolDef]:
 class RetailDomain(JsonDbDomain):
     name = "retail"
     build_tools = staticmethod(build_tools)
-    normalise_db = staticmethod(data_model.normalise_db)
+    tables = data_model.TABLES

@@ -15,6 +15,7 @@ from typing import Any, Optional
 from mua.harness.datafiles import FIX_HINT, require_file
 from mua.harness.errors import DataError
 
+from ...records import build_record, check_object
 from ..domain import Record
 
 # tau2's fixed clock for telecom (utils.get_today): every date a tool writes is this day.
@@ -96,13 +97,13 @@ def _customer(d: dict) -> Record:
         goodwill_credit_used_this_year=float(d.get("goodwill_credit_used_this_year", 0.0)))
 
 
+# TelecomDB's tables in model order (each a list of records) -> record normaliser.
+TABLES = {"plans": _plan, "customers": _customer, "lines": _line, "bills": _bill, "devices": _device}
+
+
 def agent_db(raw: dict) -> dict[str, list[Record]]:
     """The carrier database (TelecomDB), tables in model order."""
-    return {"plans": [_plan(p) for p in raw.get("plans", [])],
-            "customers": [_customer(c) for c in raw.get("customers", [])],
-            "lines": [_line(x) for x in raw.get("lines", [])],
-            "bills": [_bill(b) for b in raw.get("bills", [])],
-            "devices": [_device(x) for x in raw.get("devices", [])]}
+    return {table: [make(r) for r in raw.get(table, [])] for table, make in TABLES.items()}
 
 
 def apn_settings(d: Optional[dict] = None) -> Record:
@@ -158,7 +159,9 @@ def vpn_details(performance: str) -> Record:
 
 
 def load(data_dir: Path) -> tuple[dict, dict]:
-    """(agent DB, user DB) parsed from db.toml and user_db.toml."""
+    """(agent DB, user DB) parsed from db.toml and user_db.toml, checked record by record (DataError naming the
+    file and what is wrong). Upstream defaults a missing table to empty; the shipped db.toml has all five, so a
+    missing one means a damaged file."""
     folder = "tau2/domains/telecom"
     out = []
     for name in ("db.toml", "user_db.toml"):
@@ -168,4 +171,10 @@ def load(data_dir: Path) -> tuple[dict, dict]:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
             raise DataError(f"{path}: not valid TOML ({e}). {FIX_HINT}") from None
     raw_db, raw_user = out
-    return agent_db(raw_db), {"device": device(raw_user.get("device", {})), "surroundings": surroundings()}
+    db_file, user_file = f"{folder}/db.toml", f"{folder}/user_db.toml"
+    check_object(raw_db, db_file, dict.fromkeys(TABLES, list))
+    db = {table: [build_record(make, r, f"{db_file}, {table}[{i}]") for i, r in enumerate(raw_db[table])]
+          for table, make in TABLES.items()}
+    check_object(raw_user, user_file, {}, {"device": dict})
+    return db, {"device": build_record(device, raw_user.get("device") or {}, f"{user_file}, device"),
+                "surroundings": surroundings()}
