@@ -78,8 +78,9 @@ class Agent(ABC):
     usage: Usage
 
     @abstractmethod
-    async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Message:
-        """Given the agent's view (system prompt first), return an assistant message (text and/or tool calls)."""
+    async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
+        """Given the agent's view (system prompt first), return an assistant message (text and/or tool calls).
+        None ends the agent's turn without a message (only a replayed transcript does that)."""
 
 
 class User(ABC):

@@ -1,7 +1,7 @@
 """Re-scoring given trajectories (``mua score``): mua's own JSONL input, or a benchmark's own results files.
 
-Each trajectory is replayed by its benchmark's scorer in a fresh environment; recorded tool results are never
-trusted. A line that cannot be read becomes an error row, never a crash.
+Each trajectory is replayed through ``run_episode`` in a fresh environment (recorded tool results are never
+trusted) and scored by its benchmark's scorer. A line that cannot be read becomes an error row, never a crash.
 """
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from typing import Iterator, Optional
 from .errors import ConfigError, MuaError
 from .interfaces import Benchmark, ChatModel, ReplayItem
 from .registry import benchmark_names, get_benchmark
-from .types import Message, Task
+from .runner import run_episode
+from .transcript import ReplayAgent, ReplayUser, Transcript
+from .types import Message, Score, Task
 
 REQUIRED = ("benchmark", "subset", "task_id", "messages")
 
@@ -102,15 +104,28 @@ def _looks_like_mua_jsonl(path: Path) -> bool:
     return True  # an empty file: zero lines in, zero lines out
 
 
+async def replay(bench: Benchmark, item: ReplayItem, judge: Optional[ChatModel]) -> Score:
+    """Play the recorded messages through ``run_episode`` (tool calls re-executed in a fresh environment, no
+    budgets), then score with the recorded termination, or the one the adapter derives when none was given."""
+    transcript = Transcript(item.messages, bench.start(item.task).opening)
+    result = await run_episode(bench, item.task, ReplayAgent(transcript), ReplayUser(transcript),
+                               score=False, replaying=True)
+    if (problem := transcript.leftover()) is not None:
+        raise ValueError(problem)
+    return await bench.score_async(item.task, result.messages, env=result.env, termination=item.termination,
+                                   judge=judge)
+
+
 async def score_item(bench: Optional[Benchmark], item: ReplayItem, judge: Optional[ChatModel]) -> dict:
     row = {"task_id": item.task_id, "subset": item.subset, "variant": item.variant,
            "reward": None, "components": {}, "error": item.error}
     if bench is not None and item.error is None:
         try:
-            score = await bench.score_async(item.task, item.messages, env=None, termination=item.termination,
-                                            judge=judge)
+            score = await replay(bench, item, judge)
             row.update(reward=float(score.reward), components=dict(score.components))
-        except Exception as e:  # a scorer failure on one trajectory is that row's error
+        except MuaError:
+            raise  # bad data or configuration: reported once to the person running mua
+        except Exception as e:  # a trajectory that cannot be replayed or scored is that row's error
             row["error"] = f"{type(e).__name__}: {e}"
     if item.official is not None:
         row["official"] = item.official

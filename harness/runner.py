@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from .interfaces import Agent, Benchmark, ChatModel, EpisodeSpec, User
+from .interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
 from .types import Message, Score, Task, ToolCall, Usage
 
 # Termination reasons, named as tau2 names them.
@@ -30,6 +30,7 @@ class EpisodeResult:
     agent_usage: Usage = field(default_factory=Usage)
     user_usage: Usage = field(default_factory=Usage)
     turns: int = 0  # user messages with text
+    env: Optional[Environment] = None  # the final environment
 
 
 def agent_view(messages: list[Message]) -> list[Message]:
@@ -109,6 +110,8 @@ async def _agent_turn(spec: EpisodeSpec, agent: Agent, turn: int, messages: list
         if limit is not None and steps > limit:
             return MAX_STEPS
         reply = await agent.respond(system + agent_view(messages), tools)
+        if reply is None:  # the agent ends its turn without a message (a replayed transcript moves on)
+            return budget.exceeded()
         messages.append(reply)
         if _malformed(spec, reply):
             return AGENT_ERROR
@@ -124,13 +127,17 @@ async def _agent_turn(spec: EpisodeSpec, agent: Agent, turn: int, messages: list
 
 
 async def run_episode(benchmark: Benchmark, task: Task, agent: Agent, user: User, *,
-                      judge: Optional[ChatModel] = None, score: bool = True) -> EpisodeResult:
+                      judge: Optional[ChatModel] = None, score: bool = True,
+                      replaying: bool = False) -> EpisodeResult:
     """Play ``task`` once with ``agent`` and ``user`` and score the trajectory.
 
     Model and endpoint failures propagate as exceptions: the caller records the episode as an error, never
-    as a score of 0.
+    as a score of 0. ``replaying``: the agent and user read a recorded trajectory (``mua score``); it is played
+    as recorded, without budgets or message-protocol checks, and its recorded termination decides.
     """
     spec = benchmark.start(task)
+    if replaying:
+        spec.limits, spec.single_kind_messages = Limits(), False
     messages: list[Message] = list(spec.opening)
     budget = _Budget(spec, messages)
     turn = 0
@@ -145,7 +152,7 @@ async def run_episode(benchmark: Benchmark, task: Task, agent: Agent, user: User
         turn += 1
     user_turns = sum(1 for m in messages if m.role == "user" and m.content)
     result = EpisodeResult(messages=messages, termination=termination, score=None,
-                           agent_usage=agent.usage, user_usage=user.usage, turns=user_turns)
+                           agent_usage=agent.usage, user_usage=user.usage, turns=user_turns, env=spec.env)
     if score:
         result.score = await benchmark.score_async(task, messages, env=spec.env, termination=termination,
                                                    judge=judge)

@@ -1,5 +1,6 @@
 """Gold runs end to end through the CLI: they reproduce the committed baselines byte for byte (any change in
 tools or scoring shows up here), the gate passes them, and the leaderboard renders all three benchmarks."""
+import json
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,19 @@ def test_leaderboard_on_gold_runs_of_all_three_benchmarks(tmp_path, data_dir, ca
     pytest.importorskip("matplotlib", reason="the plot needs the 'plot' extra")
     assert main(["leaderboard", *runs, "--plot", str(tmp_path / "board.png")]) == 0
     assert (tmp_path / "board.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("name", ["tau2-airline-gold", "tau2-retail-gold", "tau2-telecom-gold", "acebench-gold"])
+def test_mua_score_replays_recorded_episodes_to_the_same_verdicts(tmp_path, data_dir, name):
+    """`mua score` re-plays each recorded episode through run_episode (fresh environment, recorded tool
+    results ignored) and must reach the verdict the live run recorded."""
+    rows = [json.loads(x) for x in (BASELINES / name / "episodes.jsonl").read_text().splitlines()]
+    lines = [json.dumps({"benchmark": r["benchmark"], "subset": r["subset"], "task_id": r["task_id"],
+                         "messages": [m | {"content": "tampered"} if m["role"] == "tool" else m
+                                      for m in r["messages"]]}) for r in rows]
+    src = tmp_path / "in.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    assert main(["score", "--trajectories", str(src), "--out", str(tmp_path / "out.jsonl"),
+                 "--data-dir", str(data_dir)]) == 0
+    scored = [json.loads(x) for x in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [(s["reward"], s["components"]) for s in scored] == [(r["reward"], r["components"]) for r in rows]

@@ -4,7 +4,9 @@
   A replayed trajectory (termination None) is classified by its LAST message: a user message containing
   ###STOP###, ###TRANSFER### or ###OUT-OF-SCOPE### is a user stop; an assistant message containing
   ###STOP### is an agent stop; anything else (e.g. a run cut off by a step or error budget) is
-  ``unterminated`` and gets 0, like tau2's premature terminations.
+  ``unterminated`` and gets 0, like tau2's premature terminations. A message that is empty or holds both
+  text and tool calls ends a current-tau2 episode at once (agent_error / user_error), so such a trajectory
+  is classified that way first.
 * DB: the final state (the live episode's, or the trajectory's state-changing calls replayed on a fresh state;
   recorded tool results are never trusted) against the state after replaying the gold actions (cached per
   task). ENV_ASSERTION: the task's env assertions on the final state.
@@ -29,6 +31,9 @@ STOPPED = ("agent_stop", "user_stop")
 
 
 def derive_termination(messages: list[Message]) -> str:
+    for m in messages:
+        if m.role in ("assistant", "user") and bool(m.content and m.content.strip()) == bool(m.tool_calls):
+            return "agent_error" if m.role == "assistant" else "user_error"
     for m in reversed(messages):
         if m.role == "tool" or (m.tool_calls and not m.content):
             return "unterminated"
