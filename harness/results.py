@@ -21,8 +21,14 @@ EpisodeKey = tuple[str, str, int]  # (subset, task_id, trial)
 
 
 def dumps(obj: Any) -> str:
-    """The one JSON form used in result files: stable, compact, non-ASCII kept."""
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """The one JSON form used in result files: stable, compact, non-ASCII kept. Text that is not valid
+    Unicode (a lone surrogate from a model's output) is written \\u-escaped, so the line stays valid UTF-8."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
 
 
 def episode_key(record: dict) -> EpisodeKey:

@@ -165,3 +165,14 @@ def test_foreign_lines_in_episodes_file_are_skipped_on_resume(tmp_path):
     outcome = run(out)
     assert outcome.skipped == 5 and outcome.ran == 15
     assert len(read_jsonl(out / "episodes.jsonl")) == 20
+
+
+def test_result_lines_stay_valid_utf8_with_lone_surrogates(tmp_path):
+    from mua.harness.results import JsonlAppender, dumps
+
+    assert dumps({"a": "é"}) == '{"a":"é"}'  # non-ASCII kept as is
+    appender = JsonlAppender(tmp_path / "x.jsonl")
+    appender.append({"subset": "s", "task_id": "t", "trial": 0, "text": "bad \ud800 half"})
+    appender.close()
+    rows = read_jsonl(tmp_path / "x.jsonl")
+    assert rows[0]["text"] == "bad \ud800 half"
