@@ -9,14 +9,16 @@ from __future__ import annotations
 import asyncio
 from typing import Callable, Generic, Optional, TypeVar
 
+from ..errors import ConfigError
+
 Req = TypeVar("Req")
 Res = TypeVar("Res")
 
 
 class MicroBatcher(Generic[Req, Res]):
     def __init__(self, run_batch: Callable[[list[Req]], list[Res]], max_batch: int = 16):
-        if max_batch < 1:
-            raise ValueError("max_batch must be at least 1")
+        if not isinstance(max_batch, int) or isinstance(max_batch, bool) or max_batch < 1:
+            raise ConfigError(f"max_batch must be an integer >= 1, got {max_batch!r}")
         self.run_batch = run_batch
         self.max_batch = max_batch
         self.batch_sizes: list[int] = []  # sizes of the batches run so far (for tests and benchmarks)

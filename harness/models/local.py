@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from ..errors import ConfigError, ModelError
 from ..types import Message, ToolCall, ToolSpec, Usage
 from .batching import MicroBatcher
 from .chat_template import encode_prompt, render_prompt
-from .parsers import THINK_OPEN, get_parser, parser_for_template, split_reasoning
+from .parsers import THINK_OPEN, ParsedCompletion, get_parser, parser_for_template, split_reasoning
 from .trace import TurnRecord, emit
 
 BACKENDS = ("transformers", "vllm")
-LOCAL_PARAMS = {"parser", "max_new_tokens", "temperature", "top_p", "max_batch", "default_seed", "on_turn"}
+LOCAL_PARAMS = {"parser", "max_new_tokens", "temperature", "top_p", "max_batch", "default_seed"}
 BACKEND_PARAMS = {"transformers": {"device", "dtype"}, "vllm": {"engine_args"}}
 
 
@@ -46,6 +47,60 @@ def call_id(prompt_ids: list[int], completion_ids: list[int], index: int) -> str
     return "call_" + hashlib.sha256(key).hexdigest()[:24]
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def check_local_params(params: dict[str, Any]) -> None:
+    """Raise ConfigError naming the first shared local-model parameter with a wrong type or range (values
+    usually come from ``--agent-params`` JSON, so "8" or 0 must be refused before a model is loaded)."""
+    def bad(name: str, want: str) -> ConfigError:
+        return ConfigError(f"local model parameter {name} must be {want}, got {params[name]!r}")
+
+    for name in ("max_new_tokens", "max_batch"):
+        if name in params and not (_is_int(params[name]) and params[name] >= 1):
+            raise bad(name, "an integer >= 1")
+    if "default_seed" in params and not (_is_int(params["default_seed"]) and params["default_seed"] >= 0):
+        raise bad("default_seed", "an integer >= 0")
+    if "temperature" in params and not (_is_number(params["temperature"]) and params["temperature"] >= 0):
+        raise bad("temperature", "a number >= 0 (0 is greedy)")
+    if "top_p" in params and not (_is_number(params["top_p"]) and 0 < params["top_p"] <= 1):
+        raise bad("top_p", "a number in (0, 1]")
+    if params.get("parser") is not None and not isinstance(params["parser"], str):
+        raise bad("parser", "a parser name string")
+
+
+@dataclass
+class AssistantReply:
+    """A completion read as the assistant's turn."""
+
+    message: Message
+    reasoning: Optional[str]  # thinking taken out before parsing (reasoning templates), else None
+    problem: Optional[str]  # why tool-call-looking output was kept as text (see ParsedCompletion)
+
+
+def assistant_reply(text: str, parse: Callable[[str], ParsedCompletion], *, split_thinking: bool,
+                    prompt_ids: list[int], completion_ids: list[int]) -> AssistantReply:
+    """The one way a local completion becomes an assistant message (evaluation and training alike).
+    ``text`` is the decoded completion without its stop token; ``split_thinking`` is
+    ``template_thinks(chat_template)``; call ids come from the token streams (see :func:`call_id`)."""
+    reasoning, answer = split_reasoning(text) if split_thinking else (None, text)
+    parsed = parse(answer)
+    calls = [ToolCall(id=call_id(prompt_ids, completion_ids, i), name=c.name, arguments=c.arguments)
+             for i, c in enumerate(parsed.tool_calls)]
+    message = Message(role="assistant", content=parsed.content, tool_calls=calls or None)
+    return AssistantReply(message=message, reasoning=reasoning, problem=parsed.problem)
+
+
+def template_thinks(chat_template: Optional[str]) -> bool:
+    """Whether a chat template is a reasoning model's (mentions ``<think>``): its completions are split."""
+    return THINK_OPEN in (chat_template or "")
+
+
 def stop_ids_for(tokenizer, generation_config) -> set[int]:
     """Token ids that end a completion: the generation config's EOS ids and the tokenizer's EOS."""
     ids: set[int] = set()
@@ -61,18 +116,14 @@ class LocalChatModel:
     """Base class of the local backends (implements the ChatModel protocol).
 
     ``temperature`` 0 means greedy decoding. ``seed`` None in :meth:`chat` uses ``default_seed``, so every
-    run is reproducible: the same seed and the same conversation give the same completion. ``on_turn`` is
-    called with every :class:`TurnRecord`, in addition to any active ``record_turns()`` recorder.
+    run is reproducible: the same seed and the same conversation give the same completion.
     """
 
     def __init__(self, tokenizer, *, stop_ids: set[int], max_context: Optional[int] = None,
                  parser: Optional[str] = None, max_new_tokens: int = 512, temperature: float = 0.0,
-                 top_p: float = 1.0, max_batch: int = 16, default_seed: int = 0,
-                 on_turn: Optional[Callable[[TurnRecord], None]] = None):
-        if max_new_tokens < 1:
-            raise ConfigError("max_new_tokens must be at least 1")
-        if temperature < 0 or not 0 < top_p <= 1:
-            raise ConfigError("temperature must be >= 0 and top_p in (0, 1]")
+                 top_p: float = 1.0, max_batch: int = 16, default_seed: int = 0):
+        check_local_params({"parser": parser, "max_new_tokens": max_new_tokens, "temperature": temperature,
+                            "top_p": top_p, "max_batch": max_batch, "default_seed": default_seed})
         self.tokenizer = tokenizer
         self.stop_ids = set(stop_ids)
         self.max_context = max_context
@@ -81,10 +132,9 @@ class LocalChatModel:
             self.parse = get_parser(self.parser_name)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-        self.splits_reasoning = THINK_OPEN in (getattr(tokenizer, "chat_template", None) or "")
+        self.splits_reasoning = template_thinks(getattr(tokenizer, "chat_template", None))
         self.max_new_tokens, self.temperature, self.top_p = max_new_tokens, temperature, top_p
         self.default_seed = default_seed
-        self.on_turn = on_turn
         self.batcher: MicroBatcher[GenerationRequest, GenerationResult] = MicroBatcher(
             self._generate_batch, max_batch=max_batch)
 
@@ -112,18 +162,13 @@ class LocalChatModel:
         seed = self.default_seed if seed is None else seed
         result = await self.batcher.submit(GenerationRequest(prompt, budget, self.temperature, self.top_p, seed))
         text = self.completion_text(result.token_ids)
-        reasoning, answer = split_reasoning(text) if self.splits_reasoning else (None, text)
-        parsed = self.parse(answer)
-        calls = [ToolCall(id=call_id(prompt, result.token_ids, i), name=c.name, arguments=c.arguments)
-                 for i, c in enumerate(parsed.tool_calls)]
-        message = Message(role="assistant", content=parsed.content, tool_calls=calls or None)
-        record = TurnRecord(prompt_ids=prompt, completion_ids=list(result.token_ids),
-                            logprobs=list(result.logprobs), finish_reason=result.finish_reason, text=text,
-                            message=message, seed=seed, reasoning=reasoning)
-        emit(record)
-        if self.on_turn is not None:
-            self.on_turn(record)
-        return message, Usage(requests=1, prompt_tokens=len(prompt), completion_tokens=len(result.token_ids))
+        reply = assistant_reply(text, self.parse, split_thinking=self.splits_reasoning, prompt_ids=prompt,
+                                completion_ids=result.token_ids)
+        emit(TurnRecord(prompt_ids=prompt, completion_ids=list(result.token_ids), logprobs=list(result.logprobs),
+                        finish_reason=result.finish_reason, text=text, message=reply.message, seed=seed,
+                        reasoning=reply.reasoning))
+        usage = Usage(requests=1, prompt_tokens=len(prompt), completion_tokens=len(result.token_ids))
+        return reply.message, usage
 
 
 def make_local_chat_model(path, backend: str = "transformers", **params) -> LocalChatModel:
@@ -136,6 +181,7 @@ def make_local_chat_model(path, backend: str = "transformers", **params) -> Loca
     if unknown:
         raise ConfigError(f"local {backend} model: unknown parameter(s) {', '.join(unknown)}; known: "
                           f"{', '.join(sorted(LOCAL_PARAMS | BACKEND_PARAMS.get(backend, set())))}")
+    check_local_params(params)
     if backend == "transformers":
         from .transformers_backend import TransformersChatModel
         return TransformersChatModel(path, **params)

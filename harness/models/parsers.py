@@ -15,7 +15,12 @@ What malformed output becomes (an episode never crashes on model output):
 
 - broken JSON, a call without a string ``name``, or (llama3_json) text mixed with the JSON: the whole
   completion is a plain text turn, verbatim, and ``ParsedCompletion.problem`` says why; this is what an
-  OpenAI-compatible server (vLLM) returns for such output.
+  OpenAI-compatible server (vLLM) returns for such output. JSON that Python cannot turn into values (an
+  integer over the interpreter's digit limit, nesting deeper than ``MAX_NESTING``) counts as broken too, and
+  so does a call whose name or arguments hold a lone surrogate escape (``"\\ud800"``): such text cannot be
+  encoded as UTF-8, so neither the results file, nor the tokenizer on the next turn, could take it. Object
+  arguments are re-serialised with ``ensure_ascii=False`` (as vLLM's server does), so a call's name and
+  arguments are always valid UTF-8.
 - an unknown tool name or arguments that are not a JSON object: kept as a tool call; the environment then
   answers with the benchmark's own error, as it would for an API model.
 
@@ -39,6 +44,9 @@ _ALIASES = {"qwen": "hermes", "qwen2": "hermes", "qwen3": "hermes", "llama3": "l
 _HERMES_OPEN, _HERMES_CLOSE = "<tool_call>", "</tool_call>"
 _PYTHON_TAG = "<|python_tag|>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+# Deeper arguments are malformed: later json.loads/dumps of them (chat template, environment) would hit
+# Python's recursion limit and crash the episode instead of answering the model.
+MAX_NESTING = 100
 
 
 @dataclass
@@ -54,19 +62,62 @@ def _as_text(text: str, problem: Optional[str] = None) -> ParsedCompletion:
     return ParsedCompletion(content=text if text.strip() else None, problem=problem)
 
 
-def _call_from_object(obj: Any, arg_keys: tuple[str, ...]) -> Optional[ToolCall]:
-    """A call from one decoded JSON value, or None when it is not a call at all (no string name)."""
+class _Malformed(Exception):
+    """A decoded call that must not become a tool call; the message is ParsedCompletion.problem's tail."""
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape
+        return False
+    return True
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth of a decoded JSON value, without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def _call_from_object(obj: Any, arg_keys: tuple[str, ...]) -> ToolCall:
+    """The call in one decoded JSON value; raises _Malformed when it is not a usable call."""
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or not obj["name"]:
-        return None
+        raise _Malformed("has no function name")
+    if not _encodable(obj["name"]):
+        raise _Malformed("has a function name that is not valid Unicode")
     args: Any = {}
     for key in arg_keys:
         if key in obj:
             args = obj[key]
             break
-    # A string is passed through untouched, so the environment judges it exactly as it would judge an API
-    # model's raw arguments string.
-    raw = args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+    if isinstance(args, str):
+        # Passed through untouched, so the environment judges it exactly as it would judge an API
+        # model's raw arguments string.
+        if not _encodable(args):
+            raise _Malformed("has arguments that are not valid Unicode")
+        return ToolCall(id="", name=obj["name"], arguments=args)
+    if _depth(args) > MAX_NESTING:
+        raise _Malformed(f"has arguments nested deeper than {MAX_NESTING} levels")
+    raw = json.dumps(args, ensure_ascii=False)
+    if not _encodable(raw):
+        raise _Malformed("has arguments that are not valid Unicode")
     return ToolCall(id="", name=obj["name"], arguments=raw)
+
+
+def _decode_call(decoder: json.JSONDecoder, text: str, pos: int,
+                 arg_keys: tuple[str, ...]) -> tuple[ToolCall, int]:
+    """Decode the call whose JSON starts at ``pos``; returns it and the end position. Raises _Malformed."""
+    try:
+        obj, end = decoder.raw_decode(text, pos)
+    except (ValueError, RecursionError):  # JSONDecodeError, int digit limit, deep nesting
+        raise _Malformed("is not valid JSON") from None
+    return _call_from_object(obj, arg_keys), end
 
 
 def parse_hermes(text: str) -> ParsedCompletion:
@@ -82,12 +133,9 @@ def parse_hermes(text: str) -> ParsedCompletion:
         outside.append(text[pos:start])
         body = _skip_space(text, start + len(_HERMES_OPEN))
         try:
-            obj, end = decoder.raw_decode(text, body)
-        except (json.JSONDecodeError, RecursionError):
-            return _as_text(text, f"tool call {len(calls) + 1} is not valid JSON")
-        call = _call_from_object(obj, ("arguments", "parameters"))
-        if call is None:
-            return _as_text(text, f"tool call {len(calls) + 1} has no function name")
+            call, end = _decode_call(decoder, text, body, ("arguments", "parameters"))
+        except _Malformed as why:
+            return _as_text(text, f"tool call {len(calls) + 1} {why}")
         end = _skip_space(text, end)
         if text.startswith(_HERMES_CLOSE, end):
             end += len(_HERMES_CLOSE)
@@ -116,12 +164,9 @@ def parse_llama3_json(text: str) -> ParsedCompletion:
     pos = 0
     while pos < len(body):
         try:
-            obj, pos = decoder.raw_decode(body, pos)
-        except (json.JSONDecodeError, RecursionError):
-            return _as_text(text, f"tool call {len(calls) + 1} is not valid JSON")
-        call = _call_from_object(obj, ("parameters", "arguments"))
-        if call is None:
-            return _as_text(text, f"tool call {len(calls) + 1} has no function name")
+            call, pos = _decode_call(decoder, body, pos, ("parameters", "arguments"))
+        except _Malformed as why:
+            return _as_text(text, f"tool call {len(calls) + 1} {why}")
         calls.append(call)
         while pos < len(body) and (body[pos].isspace() or body[pos] == ";"):
             pos += 1

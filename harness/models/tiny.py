@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import ConfigError
+
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 # Kept as single (non-special) tokens so they survive decoding, as in the models that use this format.
 TOOL_MARKERS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<tools>", "</tools>")
@@ -105,7 +107,13 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0) -> Path:
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out} exists and is not a directory; name a new or existing directory to write the "
+                          "tiny checkpoint into")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a parent is a file, no permission, ...
+        raise ConfigError(f"cannot create the checkpoint directory {out}: {exc.strerror or exc}") from None
     tok = build_tiny_tokenizer()
     eos, pad = tok.convert_tokens_to_ids(IM_END), tok.convert_tokens_to_ids(PAD)
     config = Qwen2Config(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,

@@ -9,28 +9,59 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ConfigError
-from .local import GenerationRequest, GenerationResult, LocalChatModel, stop_ids_for
+from .local import GenerationRequest, GenerationResult, LocalChatModel, check_local_params, stop_ids_for
+
+DTYPES = ("auto", "float32", "float16", "bfloat16")  # weight dtypes generation supports ("auto": checkpoint's)
+
+
+def resolve_device(device: Optional[str]):
+    """The torch device to run on: ``device`` when it is usable here, else a ConfigError saying why; None
+    means CUDA when available, else CPU."""
+    import torch
+
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise ConfigError(f"local model parameter device must be e.g. \"cpu\", \"cuda\" or \"cuda:1\", "
+                          f"got {device!r}") from None
+    if resolved.type == "cpu":
+        return resolved
+    if resolved.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if count == 0:
+            raise ConfigError(f"local model parameter device is {device!r} but torch sees no CUDA GPU here; "
+                              "use \"cpu\" or leave device unset")
+        if resolved.index is not None and resolved.index >= count:
+            raise ConfigError(f"local model parameter device is {device!r} but torch sees {count} CUDA GPU(s)")
+        return resolved
+    if resolved.type == "mps" and torch.backends.mps.is_available():
+        return resolved
+    raise ConfigError(f"local model parameter device {device!r} is not available here; use \"cpu\" or \"cuda\"")
 
 
 class TransformersChatModel(LocalChatModel):
     """``path`` is a checkpoint directory (config, weights, tokenizer with a chat template). ``device``
-    defaults to CUDA when available, else CPU; ``dtype`` (e.g. "bfloat16") defaults to the checkpoint's."""
+    defaults to CUDA when available, else CPU; ``dtype`` (one of ``DTYPES``) defaults to the checkpoint's."""
 
     def __init__(self, path: str | Path, *, device: Optional[str] = None, dtype: Optional[str] = None,
                  **params):
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        # Every setting is checked before the weights load, so a typo costs no loading time.
+        check_local_params(params)
+        if dtype is not None and dtype not in DTYPES:
+            raise ConfigError(f"local model parameter dtype must be one of {', '.join(DTYPES)}; got {dtype!r}")
+        self.device = str(resolve_device(device))
         path = Path(path)
         if not (path / "config.json").is_file():
             raise ConfigError(f"{path} is not a checkpoint directory (no config.json); build a test model "
                               "with `mua model tiny DIR` or pass a saved transformers checkpoint")
         tokenizer = AutoTokenizer.from_pretrained(path)
-        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        if dtype and not isinstance(getattr(torch, dtype, None), torch.dtype):
-            raise ConfigError(f"unknown dtype {dtype!r}; use e.g. float32, bfloat16 or float16")
-        kwargs = {"dtype": getattr(torch, dtype)} if dtype else {"dtype": "auto"}
-        self.model = AutoModelForCausalLM.from_pretrained(path, **kwargs).to(self.device).eval()
+        torch_dtype = getattr(torch, dtype) if dtype not in (None, "auto") else "auto"
+        self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(self.device).eval()
         stop_ids = stop_ids_for(tokenizer, self.model.generation_config)
         if not stop_ids:
             raise ConfigError(f"{path}: neither the tokenizer nor generation_config names an EOS token")

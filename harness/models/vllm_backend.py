@@ -4,6 +4,10 @@ Rendering, parsing and turn records are the same as the transformers backend's (
 generation differs: each micro-batch is one ``LLM.generate`` call over token-id prompts with a per-request
 seed. vLLM is imported when a model is built, never at module import, so nothing else depends on it.
 
+The request-to-``SamplingParams`` mapping and the reading of vLLM's outputs are public
+(:func:`sampling_kwargs`, :func:`sampled_logprob`, :func:`generation_result`) so that every caller of a
+vLLM engine (training's rollout backends too) asks for and reads generations the same way.
+
 Log-probabilities: vLLM reports them under the distribution its ``logprobs_mode`` engine setting names
 (by default the raw model softmax, before temperature). They equal the transformers backend's only at
 temperature 1; pass ``logprobs_mode="processed_logprobs"`` (vLLM >= 0.10) in ``engine_args`` to have them
@@ -15,7 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import ConfigError
-from .local import GenerationRequest, GenerationResult, LocalChatModel, stop_ids_for
+from .local import GenerationRequest, GenerationResult, LocalChatModel, check_local_params, stop_ids_for
 
 
 def import_vllm():
@@ -27,11 +31,30 @@ def import_vllm():
     return vllm
 
 
-def _sampled_logprob(position: Any, token: int) -> float:
-    """The sampled token's log-probability from one position of vLLM's logprobs output."""
+def sampling_kwargs(request: GenerationRequest, stop_ids: set[int]) -> dict[str, Any]:
+    """The keyword arguments of ``vllm.SamplingParams`` for one request (plain JSON values, so they also
+    serve as the sampling fields of a request to a vLLM server): one sample, the request's seed, the sampled
+    token's log-probability only, generation ending at a stop id, special tokens kept in the text."""
+    return {"n": 1, "temperature": request.temperature, "top_p": request.top_p, "seed": request.seed,
+            "max_tokens": request.max_new_tokens, "logprobs": 0, "stop_token_ids": sorted(stop_ids),
+            "skip_special_tokens": False}
+
+
+def sampled_logprob(position: Any, token: int) -> float:
+    """The sampled token's log-probability from one position of vLLM's logprobs output (a mapping from
+    token id to a ``Logprob`` or a float); NaN when vLLM did not report it."""
     entry = position.get(token) if position else None
     value = getattr(entry, "logprob", entry)
     return float(value) if value is not None else float("nan")
+
+
+def generation_result(completion: Any, stop_ids: set[int]) -> GenerationResult:
+    """A vLLM ``CompletionOutput`` as a GenerationResult. "stop" only when the last generated id is a stop
+    id, as TurnRecord documents it; anything else (the token budget, a cut) is "length"."""
+    ids = [int(t) for t in completion.token_ids]
+    logprobs = [sampled_logprob(p, t) for p, t in zip(completion.logprobs or [], ids)]
+    stopped = completion.finish_reason == "stop" and bool(ids) and ids[-1] in stop_ids
+    return GenerationResult(token_ids=ids, logprobs=logprobs, finish_reason="stop" if stopped else "length")
 
 
 class VllmChatModel(LocalChatModel):
@@ -39,6 +62,11 @@ class VllmChatModel(LocalChatModel):
     max_model_len, dtype)."""
 
     def __init__(self, path: str | Path, *, engine_args: Optional[dict] = None, **params):
+        check_local_params(params)
+        if engine_args is not None and not (isinstance(engine_args, dict) and all(isinstance(k, str)
+                                                                                  for k in engine_args)):
+            raise ConfigError(f"local model parameter engine_args must be an object of vllm.LLM arguments, "
+                              f"got {engine_args!r}")
         vllm = import_vllm()
         path = Path(path)
         if not (path / "config.json").is_file():
@@ -57,19 +85,8 @@ class VllmChatModel(LocalChatModel):
         max_context = getattr(self.engine.llm_engine.model_config, "max_model_len", None)
         super().__init__(tokenizer, stop_ids=stop_ids, max_context=max_context, **params)
 
-    def _sampling_params(self, req: GenerationRequest):
-        return self._vllm.SamplingParams(
-            n=1, temperature=req.temperature, top_p=req.top_p, seed=req.seed, max_tokens=req.max_new_tokens,
-            logprobs=0, stop_token_ids=sorted(self.stop_ids), skip_special_tokens=False)
-
     def _generate_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
         prompts = [{"prompt_token_ids": list(r.prompt_ids)} for r in requests]
-        outputs = self.engine.generate(prompts, [self._sampling_params(r) for r in requests], use_tqdm=False)
-        results = []
-        for out in outputs:
-            completion = out.outputs[0]
-            ids = [int(t) for t in completion.token_ids]
-            logprobs = [_sampled_logprob(p, t) for p, t in zip(completion.logprobs or [], ids)]
-            finish = "stop" if completion.finish_reason == "stop" else "length"
-            results.append(GenerationResult(token_ids=ids, logprobs=logprobs, finish_reason=finish))
-        return results
+        params = [self._vllm.SamplingParams(**sampling_kwargs(r, self.stop_ids)) for r in requests]
+        outputs = self.engine.generate(prompts, params, use_tqdm=False)
+        return [generation_result(out.outputs[0], self.stop_ids) for out in outputs]

@@ -35,6 +35,9 @@ def test_a_new_event_loop_gets_a_new_worker():
     assert submit_all(batcher, [5, 6]) == [10, 12]  # a second asyncio.run: new loop, new queue
 
 
-def test_batch_limit_must_be_positive():
-    with pytest.raises(ValueError):
-        MicroBatcher(doubled, max_batch=0)
+@pytest.mark.parametrize("max_batch", [0, -1, "4", 2.0, True])
+def test_bad_max_batch_is_a_config_error_naming_it(max_batch):
+    from mua.harness.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="max_batch"):
+        MicroBatcher(doubled, max_batch=max_batch)

@@ -5,7 +5,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mua.harness.models.parsers import (
-    PARSERS, get_parser, parse_hermes, parse_llama3_json, parse_none, parser_for_template, split_reasoning)
+    MAX_NESTING, PARSERS, get_parser, parse_hermes, parse_llama3_json, parse_none, parser_for_template,
+    split_reasoning)
 
 FUZZ = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -16,8 +17,11 @@ json_values = json_scalars | st.lists(json_scalars, max_size=3) | st.dictionarie
 arg_objects = st.dictionaries(keys, json_values, max_size=3)
 # text around the blocks: anything that is not itself a tool-call tag
 plain_text = st.text(max_size=40).filter(lambda s: "<tool_call>" not in s and "</tool_call>" not in s)
+BIG_INT = "1" * 5000  # over Python's 4,300-digit int conversion limit: a ValueError, not JSONDecodeError
 noise_pieces = st.sampled_from(["<tool_call>", "</tool_call>", "{", "}", '"name"', ":", ",", '"arguments"',
-                                "<|python_tag|>", ";", "[", "]", "\n", " ", '"x"', "null", "1"])
+                                "<|python_tag|>", ";", "[", "]", "\n", " ", '"x"', "null", "1", BIG_INT,
+                                "[" * 3000, "[" * 150 + "]" * 150, '"\\ud800"', '"\\udfff x"',
+                                '"\\ud83d\\ude00"', '{"name": "f", "arguments": '])
 noisy_output = st.lists(noise_pieces | st.text(max_size=6), max_size=30).map("".join)
 
 
@@ -56,6 +60,46 @@ def test_unknown_tool_and_non_object_arguments_stay_calls_for_the_environment():
     assert out.tool_calls[0].name == "no_such_tool" and out.tool_calls[0].arguments == "[1]"
     raw = parse_hermes('<tool_call>{"name": "f", "arguments": "{\\"a\\": 1}"}</tool_call>')
     assert raw.tool_calls[0].arguments == '{"a": 1}'  # a string is passed through untouched
+
+
+def hermes_call(arguments: str, name: str = '"f"') -> str:
+    return f'<tool_call>{{"name": {name}, "arguments": {arguments}}}</tool_call>'
+
+
+def llama3_call(arguments: str, name: str = '"f"') -> str:
+    return f'{{"name": {name}, "parameters": {arguments}}}'
+
+
+MALFORMED = {
+    "integer over the digit limit": ('{"a": ' + BIG_INT + "}", "not valid JSON"),
+    "nesting past the recursion limit": ("[" * 100_000 + "]" * 100_000, "not valid JSON"),
+    "nesting past MAX_NESTING": ("[" * (MAX_NESTING + 1) + "]" * (MAX_NESTING + 1), "nested deeper"),
+    "lone surrogate in a value": ('{"a": "\\ud800"}', "not valid Unicode"),
+    "lone surrogate in a key": ('{"\\udc00": 1}', "not valid Unicode"),
+    "lone surrogate in string arguments": ('"{\\"a\\": \\"\\ud800\\"}"', "not valid Unicode"),
+}
+
+
+@pytest.mark.parametrize("wrap", [hermes_call, llama3_call], ids=["hermes", "llama3_json"])
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_unusable_json_is_the_malformed_case_not_a_crash(wrap, case):
+    arguments, problem = MALFORMED[case]
+    text = wrap(arguments)
+    out = (parse_hermes if wrap is hermes_call else parse_llama3_json)(text)
+    assert out.tool_calls == [] and out.content == text and problem in out.problem
+
+
+@pytest.mark.parametrize("wrap", [hermes_call, llama3_call], ids=["hermes", "llama3_json"])
+def test_name_with_a_lone_surrogate_is_malformed(wrap):
+    out = (parse_hermes if wrap is hermes_call else parse_llama3_json)(wrap("{}", name='"get\\ud800"'))
+    assert out.tool_calls == [] and "name that is not valid Unicode" in out.problem
+
+
+def test_valid_escapes_and_moderate_nesting_stay_calls():
+    nested = "[" * (MAX_NESTING - 1) + "]" * (MAX_NESTING - 1)  # the object itself is one level
+    out = parse_hermes(hermes_call('{"a": "\\ud83d\\ude00 S\\u00e3o", "b": ' + nested + "}"))
+    assert json.loads(out.tool_calls[0].arguments)["a"] == "\U0001F600 S\u00e3o"
+    assert "\u00e3" in out.tool_calls[0].arguments  # non-ASCII kept as is, as vLLM's server writes it
 
 
 def test_llama3_json_calls():
@@ -103,6 +147,7 @@ def test_fuzz_any_output_parses_without_error(parser, text):
     assert out.content is None or isinstance(out.content, str)
     for call in out.tool_calls:
         assert call.name and isinstance(call.arguments, str)
+        (call.name + call.arguments).encode("utf-8")  # no lone surrogate ever reaches a call
     if not out.tool_calls:  # a text turn keeps the output verbatim
         assert out.content == (text if text.strip() else None)
 
@@ -133,3 +178,23 @@ def test_fuzz_hermes_cut_json_is_text_never_a_wrong_call(calls, cut):
     out = parse_hermes(text)
     recovered = [(c.name, json.loads(c.arguments)) for c in out.tool_calls]
     assert recovered == [(n, a) for n, a in calls][:len(recovered)]
+
+
+hostile_values = st.sampled_from([BIG_INT, "-" + BIG_INT, "[" * 3000 + "]" * 3000, "[" * 150 + "]" * 150,
+                                  '"\\ud800"', '"a\\udfff"', '"\\ud83d\\ude00"', '"\\u0000"', "1e999"])
+
+
+@FUZZ
+@given(st.sampled_from(["hermes", "llama3_json"]), names.map(json.dumps) | st.just('"f\\udbff"'),
+       st.lists(st.tuples(keys.map(json.dumps) | st.just('"\\ud800"'), hostile_values | json_values.map(json.dumps)),
+                max_size=3))
+def test_fuzz_hostile_json_in_a_call_is_a_call_or_verbatim_text(parser, name, items):
+    arguments = "{" + ", ".join(f"{k}: {v}" for k, v in items) + "}"
+    text = (hermes_call if parser == "hermes" else llama3_call)(arguments, name)
+    out = get_parser(parser)(text)
+    if out.tool_calls:
+        [call] = out.tool_calls
+        (call.name + call.arguments).encode("utf-8")
+        assert json.loads(call.arguments) == json.loads(arguments)
+    else:
+        assert out.content == text and out.problem

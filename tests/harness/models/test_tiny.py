@@ -52,3 +52,15 @@ def test_template_lists_tools_and_renders_calls_and_results(tiny_tokenizer):
 def test_tokenizer_round_trips_any_nfc_text(tiny_tokenizer, text):
     ids = tiny_tokenizer(text, add_special_tokens=False)["input_ids"]
     assert tiny_tokenizer.decode(ids, skip_special_tokens=False) == text
+
+
+def test_output_path_that_is_a_file_is_a_config_error(tmp_path):
+    from mua.harness.errors import ConfigError
+
+    existing = tmp_path / "model.bin"
+    existing.write_text("not a directory")
+    with pytest.raises(ConfigError, match="not a directory"):
+        build_tiny_checkpoint(existing)
+    with pytest.raises(ConfigError, match="cannot create"):
+        build_tiny_checkpoint(existing / "sub")
+    assert existing.read_text() == "not a directory"

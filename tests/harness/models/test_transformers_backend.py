@@ -163,7 +163,7 @@ def test_factory_and_bad_settings(tiny_checkpoint, tmp_path):
         make_local_chat_model(tiny_checkpoint, backend="onnx")
     with pytest.raises(ConfigError, match="not a checkpoint directory"):
         TransformersChatModel(tmp_path)
-    with pytest.raises(ConfigError, match="unknown dtype"):
+    with pytest.raises(ConfigError, match="dtype must be one of"):
         TransformersChatModel(tiny_checkpoint, dtype="float7")
     with pytest.raises(ConfigError, match="unknown tool-call parser"):
         TransformersChatModel(tiny_checkpoint, parser="xml")
@@ -182,3 +182,35 @@ def test_parser_follows_the_checkpoint_template_unless_named(tiny_checkpoint, tm
     [(message, _, _)] = chat_turns(model, [convo()])
     assert message.tool_calls[0].name == "get_order" and message.content is None
     assert CannedModel(llama_like, parser="hermes").parser_name == "hermes"
+
+
+BAD_PARAMS = [("max_new_tokens", "8"), ("max_new_tokens", 0), ("max_new_tokens", True), ("max_tokens", 2.5),
+              ("max_batch", 0), ("max_batch", "16"), ("temperature", "0.7"), ("temperature", -1),
+              ("temperature", float("nan")), ("top_p", 0), ("top_p", 1.5), ("top_p", None),
+              ("default_seed", -1), ("default_seed", "1"), ("parser", 3), ("dtype", "int8"),
+              ("dtype", "float64"), ("dtype", 16), ("device", "gpu0"), ("device", "cuda:99"), ("device", 0)]
+
+
+@pytest.mark.parametrize("name, value", BAD_PARAMS, ids=[f"{n}={v!r}" for n, v in BAD_PARAMS])
+def test_bad_parameter_is_a_config_error_naming_it(tiny_checkpoint, name, value):
+    with pytest.raises(ConfigError, match=name.replace("max_tokens", "max_new_tokens")):
+        make_local_chat_model(tiny_checkpoint, **{name: value})
+
+
+def test_cuda_device_without_a_gpu_is_a_config_error(tiny_checkpoint, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+    with pytest.raises(ConfigError, match="device is 'cuda' but torch sees no CUDA GPU"):
+        make_local_chat_model(tiny_checkpoint, device="cuda")
+    assert make_local_chat_model(tiny_checkpoint, max_new_tokens=2).device == "cpu"
+
+
+def test_allowed_dtypes_load(tiny_checkpoint):
+    for dtype, expected in [("auto", torch.float32), ("bfloat16", torch.bfloat16)]:
+        model = TransformersChatModel(tiny_checkpoint, dtype=dtype, device="cpu")
+        assert next(model.model.parameters()).dtype == expected
+
+
+def test_on_turn_hook_is_gone(tiny_checkpoint):
+    with pytest.raises(ConfigError, match="unknown parameter"):
+        make_local_chat_model(tiny_checkpoint, on_turn=print)
