@@ -128,14 +128,17 @@ async def _agent_turn(spec: EpisodeSpec, agent: Agent, turn: int, messages: list
 
 async def run_episode(benchmark: Benchmark, task: Task, agent: Agent, user: User, *,
                       judge: Optional[ChatModel] = None, score: bool = True,
-                      replaying: bool = False) -> EpisodeResult:
+                      replaying: bool = False, limits: Optional[Limits] = None) -> EpisodeResult:
     """Play ``task`` once with ``agent`` and ``user`` and score the trajectory.
 
     Model and endpoint failures propagate as exceptions: the caller records the episode as an error, never
     as a score of 0. ``replaying``: the agent and user read a recorded trajectory (``mua score``); it is played
     as recorded, without budgets or message-protocol checks, and its recorded termination decides.
+    ``limits``, when given, replaces the benchmark's budgets (RL training sets its own turn budget).
     """
     spec = benchmark.start(task)
+    if limits is not None:
+        spec.limits = limits
     if replaying:
         spec.limits, spec.single_kind_messages = Limits(), False
     messages: list[Message] = list(spec.opening)

@@ -105,12 +105,15 @@ class VllmColocateBackend:
 
 class VllmServerBackend:
     """Generates on a vLLM server over HTTP. The server must report processed log-probabilities (start it
-    with ``--logprobs-mode processed_logprobs``; ``trl vllm-serve`` does)."""
+    with ``--logprobs-mode processed_logprobs``; ``trl vllm-serve`` does). ``model`` is the name the server
+    serves the policy under; None asks the server's ``/v1/models`` and takes its only model."""
 
-    def __init__(self, base_url: str, model: str, stop_ids: set[int], timeout_s: float = 600.0,
+    def __init__(self, base_url: str, model: Optional[str], stop_ids: set[int], timeout_s: float = 600.0,
                  concurrency: int = 64):
-        self.url = base_url.rstrip("/") + "/v1/completions"
-        self.model, self.stop_ids, self.timeout_s = model, set(stop_ids), timeout_s
+        self.base_url = base_url.rstrip("/")
+        self.url = self.base_url + "/v1/completions"
+        self.stop_ids, self.timeout_s = set(stop_ids), timeout_s
+        self.model = model or served_model(self.base_url, min(timeout_s, 60.0))
         self._slots = threading.BoundedSemaphore(concurrency)  # threads, so any event loop can use it
 
     @contextmanager
@@ -136,3 +139,18 @@ class VllmServerBackend:
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         return await asyncio.to_thread(self._post, request)
+
+
+def served_model(base_url: str, timeout_s: float = 60.0) -> str:
+    """The one model a vLLM server at ``base_url`` serves (its ``/v1/models``); an error unless exactly one."""
+    url = base_url.rstrip("/") + "/v1/models"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+            names = [str(m["id"]) for m in json.load(resp)["data"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelError(f"vLLM server {url}: cannot list its models ({exc}); is the server up? Or name the "
+                         "model with vllm_server_model") from exc
+    if len(names) != 1:
+        raise ModelError(f"vLLM server {url} serves {len(names)} models ({', '.join(names) or 'none'}); name "
+                         "the policy's with vllm_server_model")
+    return names[0]

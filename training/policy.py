@@ -42,8 +42,9 @@ class Sampling:
     top_p: float = 1.0
 
 
-def turn_seed(episode_seed: int, turn: int) -> int:
-    digest = hashlib.sha256(f"{episode_seed}\x00{turn}".encode()).digest()
+def mix_seed(*parts: object) -> int:
+    """A 31-bit seed from ``parts`` (their text joined by NUL), independent of Python's hash seed."""
+    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).digest()
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
@@ -59,11 +60,11 @@ class StreamPolicy:
         self.stream: Optional[TokenStream] = None
         self.turns = 0
         self.clipped_turns = 0  # replies cut by max_turn_tokens
-        self.texts: list[str] = []  # each reply's decoded text, as the parser saw it
         self.last_view: list[Message] = []
         self._tools: Optional[list[str]] = None
         self._seen = 0
-        self._stopped = True
+        self._stopped = True  # the latest reply ended in a stop token
+        self._closed = True  # ... in the template's own end-of-turn token, so the stream needs no closing
         self._last_reply: Optional[Message] = None
 
     @property
@@ -85,7 +86,7 @@ class StreamPolicy:
                               "system prompt")
         if len(messages) <= self._seen or messages[self._seen - 1] != self._last_reply:
             raise StreamError("the conversation given to the policy does not extend its previous reply")
-        self.stream.add_context(self.suffixer.suffix_ids(messages[self._seen:], self._stopped))
+        self.stream.add_context(self.suffixer.suffix_ids(messages[self._seen:], self._closed))
 
     def _room(self) -> int:
         room = min(self.budget.max_turn_tokens, self.budget.max_completion_tokens - len(self.stream.completion_ids))
@@ -97,6 +98,10 @@ class StreamPolicy:
         return room
 
     def _reply(self, ids: list[int], messages: list[Message], stopped: bool) -> Message:
+        """The assistant message of the generated ``ids``. A reply that ended in another stop token than the
+        template's end of turn (Qwen's <|endoftext|>) keeps that token in the stream and is closed like a
+        cut reply: the template's end-of-turn text follows as context, so the stream stays what the chat
+        template renders for a reply whose text ends in that token."""
         body = ids[:-1] if stopped else ids
         text = self.tokenizer.decode(body, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         parsed = self.parse(text)
@@ -104,17 +109,17 @@ class StreamPolicy:
         calls = [ToolCall(id=call_id(prompt, ids, i), name=c.name, arguments=c.arguments)
                  for i, c in enumerate(parsed.tool_calls)]
         reply = Message(role="assistant", content=parsed.content, tool_calls=calls or None)
-        self.texts.append(text)
         self.turns += 1
         self.clipped_turns += not stopped
         self._stopped, self._seen, self._last_reply = stopped, len(messages) + 1, reply
+        self._closed = stopped and self.suffixer.closes_turn(ids[-1])
         return reply
 
     async def chat(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
                    seed: Optional[int] = None) -> tuple[Message, Usage]:
         self._advance(messages, tools)
         request = GenerationRequest(self.stream.ids, self._room(), self.sampling.temperature,
-                                    self.sampling.top_p, turn_seed(self.seed, self.turns))
+                                    self.sampling.top_p, mix_seed(self.seed, self.turns))
         result = await self.backend.generate(request)
         self.stream.add_generated(list(result.token_ids), list(result.logprobs))
         stopped = bool(result.token_ids) and result.token_ids[-1] in self.stop_ids

@@ -12,32 +12,28 @@ inside a group come from the policy; the policy gets a distinct seed per episode
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from mua.harness.agents import ModelAgent
-from mua.harness.interfaces import Benchmark, ChatModel, User
-from mua.harness.runner import run_episode
-from mua.harness.types import Task
+from mua.harness.errors import ModelError
+from mua.harness.interfaces import Benchmark, ChatModel, Limits, User
+from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, run_episode
+from mua.harness.types import Message, Task
 
-from .policy import BudgetExhausted, StreamPolicy
+from .policy import BudgetExhausted, StreamPolicy, mix_seed
 from .stream import TokenStream
 
 log = logging.getLogger(__name__)
 BUDGET_EXHAUSTED = "budget_exhausted"  # termination of an episode stopped by the policy's token budget
+RUNNER_LIMITS = (MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS)  # terminations by a runner budget: truncated episodes
 
 
 def task_key(task: Task) -> str:
     return f"{task.subset}/{task.id}"
-
-
-def mix_seed(*parts: Any) -> int:
-    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 @dataclass
@@ -52,7 +48,7 @@ class EpisodeOutcome:
     turns: int = 0
     agent_turns: int = 0
     clipped_turns: int = 0
-    truncated: bool = False
+    truncated: bool = False  # stopped by a budget: the token budget or a runner limit (max_steps/turns/errors)
     incomplete: bool = False  # the score skipped some of its components
     error: Optional[str] = None
     messages: list[dict] = field(default_factory=list)
@@ -67,7 +63,8 @@ class RolloutSettings:
     seed: int = 0
     concurrency: int = 16  # episodes in flight per rank
     truncated_reward: float = 0.0  # reward of an episode stopped by the token budget
-    mask_truncated: bool = False  # no loss on episodes stopped by the budget or ending in a cut reply
+    mask_truncated: bool = False  # no loss on truncated episodes or ones ending in a cut reply
+    max_turns: Optional[int] = None  # user turns per episode, on top of the benchmark's own limits
     # A score with skipped components (e.g. tau2 NL assertions without a judge) rewards only part of the task:
     # "drop" gives the episode no reward (no advantage), "keep" uses the benchmark's partial reward.
     incomplete_scores: str = "drop"
@@ -83,6 +80,25 @@ class EpisodePlayer:
         self.tasks = {task_key(t): t for t in tasks}
         self.settings = settings
         self.filler_id = filler_id  # stands in for an empty prompt/completion (never trained on)
+        self._limits: dict[str, Limits] = {}
+
+    def limits(self, key: str) -> Optional[Limits]:
+        """The runner budgets of ``key``'s episodes: the benchmark's, with the training turn budget."""
+        turns = self.settings.max_turns
+        if turns is None:
+            return None
+        if key not in self._limits:
+            own = self.benchmark.start(self.task(key)).limits
+            if own.max_user_turns is not None:
+                turns = min(turns, own.max_user_turns)
+            self._limits[key] = replace(own, max_user_turns=turns)
+        return self._limits[key]
+
+    async def aclose(self) -> None:
+        """Close the user and judge model clients (HTTP sessions) in the loop that used them."""
+        for model in (getattr(self.make_user, "model", None), self.judge):
+            if hasattr(model, "aclose"):
+                await model.aclose()
 
     def task(self, key: str) -> Task:
         if key not in self.tasks:
@@ -95,10 +111,10 @@ class EpisodePlayer:
         user = self.make_user(task, user_seed)
         try:
             result = await run_episode(self.benchmark, task, ModelAgent(policy, seed=policy_seed), user,
-                                       judge=self.judge)
+                                       judge=self.judge, limits=self.limits(key))
         except BudgetExhausted as exc:
-            out = self._outcome(key, policy, self.settings.truncated_reward, BUDGET_EXHAUSTED)
-            out.truncated, out.messages = True, [m.to_dict() for m in policy.last_view]
+            out = self._outcome(key, policy, self.settings.truncated_reward, BUDGET_EXHAUSTED, truncated=True)
+            out.turns, out.messages = _user_turns(policy.last_view), [m.to_dict() for m in policy.last_view]
             out.error = None if policy.stream is not None else str(exc)
             return out
         except Exception as exc:  # endpoint failures and the like: recorded, excluded from the update
@@ -111,21 +127,22 @@ class EpisodePlayer:
         reward = score.reward if score is not None else None
         if incomplete and self.settings.incomplete_scores == "drop":
             reward = None
-        out = self._outcome(key, policy, reward, result.termination)
+        out = self._outcome(key, policy, reward, result.termination, truncated=result.termination in RUNNER_LIMITS)
         out.incomplete = incomplete
         out.turns, out.messages = result.turns, [m.to_dict() for m in result.messages]
         return out
 
-    def _outcome(self, key: str, policy: StreamPolicy, reward: Optional[float],
-                 termination: Optional[str]) -> EpisodeOutcome:
+    def _outcome(self, key: str, policy: StreamPolicy, reward: Optional[float], termination: Optional[str],
+                 truncated: bool = False) -> EpisodeOutcome:
         stream = policy.stream.trimmed() if policy.stream is not None else TokenStream([self.filler_id])
         if not stream.completion_ids:  # the policy never generated: nothing to learn from
             stream.add_context([self.filler_id])
             reward = None
-        if self.settings.mask_truncated and (termination == BUDGET_EXHAUSTED or policy.last_reply_cut):
+        if self.settings.mask_truncated and (truncated or policy.last_reply_cut):
             stream.env_mask = [0] * len(stream.env_mask)
         return EpisodeOutcome(key, stream.prompt_ids, stream.completion_ids, stream.env_mask, stream.logprobs,
-                              reward, termination, agent_turns=policy.turns, clipped_turns=policy.clipped_turns)
+                              reward, termination, agent_turns=policy.turns, clipped_turns=policy.clipped_turns,
+                              truncated=truncated)
 
     async def play_all(self, jobs: list[tuple[str, int, int]]) -> list[EpisodeOutcome]:
         slots = asyncio.Semaphore(self.settings.concurrency)
@@ -135,6 +152,11 @@ class EpisodePlayer:
                 return await self.play(*job)
 
         return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+
+def _user_turns(view: list[Message]) -> int:
+    """User turns so far, counted as the runner counts them (user messages with text)."""
+    return sum(1 for m in view if m.role == "user" and m.content)
 
 
 def to_trl(outcomes: list[EpisodeOutcome]) -> dict[str, list]:
@@ -179,15 +201,23 @@ def write_samples(path: Path, outcomes: list[EpisodeOutcome], limit: int) -> Non
             f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
 
 
+async def _settle(tasks) -> None:
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 class RolloutFunc:
     """``rollout_func(prompts, trainer)`` for GRPOTrainer. ``backend_for(trainer)`` gives the generation
-    backend (built lazily: the vLLM engine exists only once the trainer does)."""
+    backend (built lazily: the vLLM engine exists only once the trainer does).
+
+    Every rollout runs in one event loop kept for the whole run, so the user and judge clients keep one HTTP
+    session each; :meth:`close` closes them in that loop (call it when training ends, however it ends)."""
 
     def __init__(self, player: EpisodePlayer, backend_for: Callable[[Any], Any], samples_per_step: int = 4):
         self.player, self.backend_for = player, backend_for
         self.samples_per_step = samples_per_step
         self.backend = None
         self._round: tuple[int, int] = (-1, 0)  # (global step, rollouts made at that step)
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
         self.last: list[EpisodeOutcome] = []
 
     def _next_round(self, step: int) -> str:
@@ -195,17 +225,51 @@ class RolloutFunc:
         self._round = (step, count + 1 if step == last_step else 0)
         return f"{step}.{self._round[1]}"
 
+    def _run(self, coro):
+        """Run ``coro`` in the run's loop, then cancel what it left running (micro-batcher workers, which
+        start again on demand), so no task outlives a rollout; HTTP sessions stay open."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        try:
+            return self._loop.run_until_complete(coro)
+        finally:
+            pending = asyncio.all_tasks(self._loop)
+            for task in pending:
+                task.cancel()
+            if pending:
+                self._loop.run_until_complete(_settle(pending))
+
+    def close(self) -> None:
+        """Close the model clients in the loop that used them, then the loop."""
+        loop = self._loop
+        if loop is None:
+            return
+        try:
+            self._run(self.player.aclose())
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())
+        finally:
+            self._loop = None
+            loop.close()
+
     def __call__(self, prompts: list[str], trainer) -> dict[str, list]:
+        from .stopping import any_rank
+
         if self.backend is None:
             self.backend = self.backend_for(trainer)
-        round_id = self._next_round(trainer.state.global_step)
+        step = trainer.state.global_step
+        round_id = self._next_round(step)
         rank, seed = trainer.accelerator.process_index, self.player.settings.seed
         jobs = [(key, mix_seed(seed, "policy", key, round_id, rank, i), mix_seed(seed, "user", key, round_id))
                 for i, key in enumerate(prompts)]
         with self.backend.session():
-            outcomes = asyncio.run(self.player.play_all(jobs))
-        if all(o.error is not None for o in outcomes):
-            raise RuntimeError(f"every episode of the rollout failed; first error: {outcomes[0].error}")
+            outcomes = self._run(self.player.play_all(jobs))
+        failed = all(o.error is not None for o in outcomes)
+        if any_rank(failed, getattr(trainer.accelerator, "device", None)):  # every rank stops together
+            first = next((o.error for o in outcomes if o.error), "failed on another rank")
+            raise ModelError(f"every episode of training step {step + 1} failed (first error: {first}). Check "
+                             "that the user, judge and generation endpoints are up; the run is kept up to its "
+                             "last checkpoint: re-run the same command to resume")
         self.last = outcomes
         if trainer.accelerator.is_main_process and self.samples_per_step:
             write_samples(Path(trainer.args.output_dir) / "samples" / f"step-{round_id}.jsonl", outcomes,

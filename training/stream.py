@@ -80,14 +80,20 @@ class TemplateSuffixer:
             raise StreamError(f"the chat template does not end assistant turns with {stop_text!r}")
         self._stub = stub
         self.after_stop = stub[cut + len(stop_text):]  # e.g. "\n" in ChatML
+        ids = encode_prompt(tokenizer, stop_text)
+        self.stop_id: Optional[int] = ids[0] if len(ids) == 1 else None
+
+    def closes_turn(self, token_id: int) -> bool:
+        """Whether generating ``token_id`` ends the assistant turn as the template does (its stop token)."""
+        return self.stop_id is None or token_id == self.stop_id
 
     def _render(self, messages: list[Message], generation_prompt: bool) -> str:
         return self.tokenizer.apply_chat_template(template_messages(messages), tokenize=False,
                                                   add_generation_prompt=generation_prompt)
 
     def suffix_text(self, new_messages: list[Message], stopped: bool) -> str:
-        """Text that closes the previous assistant turn (``stopped``: whether its stop token was generated)
-        and renders ``new_messages`` up to the next assistant generation prompt."""
+        """Text that closes the previous assistant turn (``stopped``: whether it ended in the template's own
+        stop token) and renders ``new_messages`` up to the next assistant generation prompt."""
         full = self._render(_STUB + list(new_messages), generation_prompt=True)
         if not full.startswith(self._stub):
             raise StreamError("the chat template renders earlier turns differently once later turns follow; "

@@ -5,7 +5,7 @@ from helpers.counter_bench import CounterBenchmark
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.interfaces import Limits
-from mua.harness.runner import AGENT_STOP, MAX_STEPS, TOO_MANY_ERRORS, USER_STOP, agent_view, run_episode
+from mua.harness.runner import AGENT_STOP, MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, USER_STOP, agent_view, run_episode
 from mua.harness.types import Message, ToolCall
 from mua.harness.users import ScriptedUser, user_view
 
@@ -69,6 +69,15 @@ def test_per_turn_step_limit_and_message_limit():
     bench = CounterBenchmark(limits=Limits(max_messages=6))
     result = play(looping, ScriptedUser(["go"]), bench=bench)
     assert result.termination == MAX_STEPS and len(result.messages) == 6
+
+
+def test_limits_argument_replaces_the_benchmark_budgets():
+    t = task(2)
+    chatty = ScriptedUser(["hi", "more", "again", "###STOP###"], stop_markers=["###STOP###"])
+    agent = ScriptedAgent([[Message(role="assistant", content="ok")]] * 5)
+    result = asyncio.run(run_episode(BENCH, t, agent, chatty, limits=Limits(max_user_turns=2)))
+    assert result.termination == MAX_TURNS and result.turns == 2
+    assert BENCH.start(t).limits == Limits(max_messages=40, max_errors=5)  # the benchmark's own are untouched
 
 
 def test_user_tool_calls_are_executed_and_hidden_from_agent():

@@ -17,6 +17,15 @@ from mua.training.backends import VllmServerBackend
 class _Completions(BaseHTTPRequestHandler):
     bodies: list = []
     reply: dict = {}
+    models: list = ["policy"]
+
+    def do_GET(self):  # noqa: N802 - http.server naming
+        type(self).bodies.append((self.path, None))
+        data = json.dumps({"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}).encode()
+        self.send_response(200 if self.path == "/v1/models" else 404)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self):  # noqa: N802 - http.server naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -43,6 +52,7 @@ def server():
 
 
 def test_vllm_server_backend_sends_token_ids_and_reads_logprobs(server):
+    _Completions.models = ["policy"]
     _Completions.reply = {"choices": [{"token_ids": [5, 6, 2], "finish_reason": "stop",
                                        "logprobs": {"token_logprobs": [-0.5, -0.25, -0.125]}}]}
     backend = VllmServerBackend(f"http://127.0.0.1:{server.server_port}/", "policy", stop_ids={2})
@@ -78,3 +88,33 @@ def test_vllm_colocate_backend_on_gpu(tiny_checkpoint):
         a = asyncio.run(backend.generate(GenerationRequest([1, 2, 3], 8, 1.0, 1.0, seed=7)))
         b = asyncio.run(backend.generate(GenerationRequest([1, 2, 3], 8, 1.0, 1.0, seed=7)))
     assert a.token_ids == b.token_ids and len(a.logprobs) == len(a.token_ids)
+
+
+def test_vllm_server_backend_uses_the_served_model_name(server):
+    _Completions.reply = {"choices": [{"token_ids": [2], "finish_reason": "stop",
+                                       "logprobs": {"token_logprobs": [-0.5]}}]}
+    url = f"http://127.0.0.1:{server.server_port}"
+    _Completions.models = ["/ckpt/qwen"]  # vLLM names a model by the path it was started with
+    backend = VllmServerBackend(url, None, stop_ids={2})
+    asyncio.run(backend.generate(GenerationRequest([1], 2, 1.0, 1.0, seed=1)))
+    assert [p for p, _ in _Completions.bodies] == ["/v1/models", "/v1/completions"]
+    assert _Completions.bodies[1][1]["model"] == "/ckpt/qwen"
+    _Completions.bodies = []
+    assert VllmServerBackend(url, "named", stop_ids={2}).model == "named" and _Completions.bodies == []
+    _Completions.models = ["a", "b"]
+    with pytest.raises(ModelError, match="serves 2 models \\(a, b\\); name the policy's with vllm_server_model"):
+        VllmServerBackend(url, None, stop_ids={2})
+    with pytest.raises(ModelError, match="cannot list its models"):
+        VllmServerBackend("http://127.0.0.1:9", None, stop_ids={2})
+
+
+def test_backend_factory_passes_the_configured_served_name(tiny_checkpoint, server):
+    from mua.training.config import TrainConfig
+    from mua.training.grpo import backend_factory
+
+    _Completions.models = ["served-name"]
+    cfg = TrainConfig(policy=str(tiny_checkpoint), generation="vllm_server",
+                      vllm_server_url=f"http://127.0.0.1:{server.server_port}")
+    assert backend_factory(cfg, {2}, 0)(None).model == "served-name"
+    cfg.vllm_server_model = "explicit"
+    assert backend_factory(cfg, {2}, 0)(None).model == "explicit"

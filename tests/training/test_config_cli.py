@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from helpers.counter_bench import CounterBenchmark
 
 from mua.harness.cli import main
 from mua.harness.errors import ConfigError
-from mua.harness.registry import register_benchmark
+from mua.harness.registry import get_benchmark, register_benchmark
 from mua.training.config import TrainConfig, load_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "training" / "configs"
@@ -32,8 +33,8 @@ def test_shipped_example_config_loads():
         assert yaml.safe_load((CONFIGS / name).read_text())["num_processes"] >= 1
 
 
-def test_test_split_is_refused_unless_forced(tmp_path):
-    base = dict(policy=str(tmp_path), benchmark="tau2")
+def test_test_split_is_refused_unless_forced(tiny_checkpoint):
+    base = dict(policy=str(tiny_checkpoint), benchmark="tau2")
     for split in ("test", None):
         with pytest.raises(ConfigError, match="evaluation reports"):
             TrainConfig(split=split, **base).validate(("test", None))
@@ -44,10 +45,92 @@ def test_test_split_is_refused_unless_forced(tmp_path):
 @pytest.mark.parametrize("bad, message", [
     ({"num_generations": 1}, "at least 2"), ({"batch_size": 6, "num_generations": 4}, "multiple"),
     ({"generation": "vllm_server"}, "vllm_server_url"), ({"temperature": 0.0}, "temperature"),
-    ({"generation": "sglang"}, "generation must be")])
-def test_invalid_settings(tmp_path, bad, message):
+    ({"generation": "sglang"}, "generation must be"), ({"limit": 0}, "limit must be at least 1"),
+    ({"limit": -1}, "limit must be at least 1"), ({"max_turns": 0}, "max_turns must be at least 1"),
+    ({"top_p": 1.5}, "top_p"), ({"num_generations": "4"}, "num_generations must be an integer")])
+def test_invalid_settings(tiny_checkpoint, bad, message):
     with pytest.raises(ConfigError, match=message):
-        TrainConfig(policy=str(tmp_path), benchmark="x", **bad).validate()
+        TrainConfig(policy=str(tiny_checkpoint), benchmark="x", **bad).validate()
+
+
+@pytest.mark.parametrize("text, key, expected", [
+    ("learning_rate: 1e-6", "learning_rate", 1e-6),  # PyYAML reads 1e-6 as a string
+    ("temperature: '1'", "temperature", 1.0), ("task_ids: [105, '7']", "task_ids", ["105", "7"]),
+    ("split: null", "split", None), ("subsets: retail, airline", "subsets", ["retail", "airline"])])
+def test_values_are_converted_to_their_setting_type(tmp_path, text, key, expected):
+    path = tmp_path / "c.yaml"
+    path.write_text(text + "\n")
+    value = getattr(load_config(str(path), {}), key)
+    assert value == expected and type(value) is type(expected)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("num_generations: four", "num_generations must be an integer; got 'four'"),
+    ("limit: '3'", "limit must be an integer, or null; got '3'"),
+    ("subsets: 5", "subsets must be a list of strings"), ("max_steps: 1.5", "max_steps must be an integer"),
+    ("beta: null", "beta must be a number, not null"), ("user_params: hot", "user_params must be a mapping"),
+    ("learning_rate: fast", "learning_rate must be a number"), ("learning_rate: .nan", "learning_rate"),
+    ("bf16: 'yes'", "bf16 must be true or false"), ("task_ids: [1.5]", "task_ids must be a list of strings"),
+    ("resume: 1", "resume must be true or false")])
+def test_values_of_the_wrong_type_name_the_key(tmp_path, text, message):
+    path = tmp_path / "c.yaml"
+    path.write_text(text + "\n")
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        load_config(str(path), {})
+
+
+def test_scripted_user_is_refused_where_the_benchmark_needs_a_user_model(tiny_checkpoint):
+    tau2 = get_benchmark("tau2")
+    base = dict(policy=str(tiny_checkpoint), benchmark="tau2", subsets=["telecom"])
+    with pytest.raises(ConfigError, match="needs a user model: set user_model.*performs the fixes itself"):
+        TrainConfig(**base).validate_for(tau2)
+    with pytest.raises(ConfigError, match="scripted refused.*allow_scripted_user"):
+        TrainConfig(user_model="scripted", **base).validate_for(tau2)
+    TrainConfig(user_model="scripted", allow_scripted_user=True, **base).validate_for(tau2)
+    TrainConfig(user_model="gpt-4.1-mini", **base).validate_for(tau2)
+    with pytest.raises(ConfigError, match="no subset 'shop'"):
+        TrainConfig(**{**base, "subsets": ["shop"]}).validate_for(tau2)
+
+
+def test_cli_refuses_the_scripted_user_and_bad_policy_dirs_before_writing(tiny_checkpoint, tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["train", "--benchmark", "tau2", "--subsets", "telecom", "--output-dir", str(out), "--limit", "1",
+            "--num-generations", "2", "--batch-size", "2", "--max-steps", "1", "--data-dir", str(tmp_path)]
+    assert main(args + ["--policy", str(tiny_checkpoint)]) == 2
+    assert "needs a user model" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(args + ["--policy", str(empty), "--user-model", "m"]) == 2
+    assert "not a model checkpoint: no config.json" in capsys.readouterr().err
+    (empty / "config.json").write_text("{}")
+    assert main(args + ["--policy", str(empty), "--user-model", "m"]) == 2
+    assert "no tokenizer files" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_unloadable_checkpoint_is_a_config_error_and_nothing_is_written(tmp_path):
+    from mua.training.grpo import train
+
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.json").write_text('{"model_type": "no-such-architecture"}')
+    (bad / "tokenizer_config.json").write_text("{}")
+    cfg = TrainConfig(policy=str(bad), benchmark="counter", output_dir=str(tmp_path / "run"), subsets=["easy"],
+                      allow_scripted_user=True, num_generations=2, batch_size=2).validate()
+    with pytest.raises(ConfigError, match=f"policy {bad}: cannot load"):
+        train(cfg, CounterBenchmark(n_tasks=1), tmp_path)
+    assert not (tmp_path / "run" / "train_config.json").exists()
+
+
+def test_unknown_task_ids_are_refused(tiny_checkpoint):
+    from mua.training.grpo import load_training_tasks
+
+    bench = CounterBenchmark(n_tasks=3)
+    cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="counter", subsets=["easy"], task_ids=["1", "99"])
+    with pytest.raises(ConfigError, match="task_ids not found in counter easy \\(split train\\): 99"):
+        load_training_tasks(bench, cfg, Path("."))
+    cfg.task_ids, cfg.limit = ["1", "2"], 1
+    assert [t.id for t in load_training_tasks(bench, cfg, Path("."))] == ["1"]
 
 
 @pytest.mark.slow
@@ -55,7 +138,7 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
     register_benchmark(CounterBenchmark(n_tasks=2))
     out = tmp_path / "run"
     args = ["train", "--benchmark", "counter", "--policy", str(tiny_checkpoint), "--output-dir", str(out),
-            "--subsets", "easy", "--user-model", "scripted", "--num-generations", "2", "--batch-size", "4",
+            "--subsets", "easy", "--allow-scripted-user", "--num-generations", "2", "--batch-size", "4",
             "--max-turn-tokens", "8", "--max-completion-tokens", "24", "--save-steps", "1", "--no-progress",
             "--data-dir", str(tmp_path)]
     assert main(args + ["--split", "test"]) == 2
@@ -68,6 +151,18 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
     state = json.loads((out / "checkpoint-2" / "trainer_state.json").read_text())
     assert state["global_step"] == 2
     assert "mua eval" in capsys.readouterr().out
+    # one directory, one run: no silent restart over it, no resume with other settings
+    assert main(args + ["--max-steps", "1", "--no-resume"]) == 2
+    assert "--no-resume does not delete it" in capsys.readouterr().err
+    assert main(args + ["--max-steps", "3", "--num-generations", "4"]) == 2
+    assert "num_generations: 2 -> 4" in capsys.readouterr().err
+    # a run killed after logging step 3 but before saving it: the resumed run logs step 3 once
+    with (out / "metrics.jsonl").open("a") as f:
+        f.write(json.dumps({"step": 3, "reward": 9.0}) + "\n")
+    assert main(args + ["--max-steps", "3"]) == 0
+    metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [m["step"] for m in metrics] == [1, 2, 3] and metrics[-1]["reward"] != 9.0
+    assert json.loads((out / "train_config.json").read_text())["max_steps"] == 3
     # the output is a normal checkpoint: the eval backend loads it with its chat template
     from mua.harness.models.transformers_backend import TransformersChatModel
 

@@ -101,7 +101,8 @@ def test_two_grpo_steps_through_the_runner(warmed_policy, tmp_path):
     tasks = bench.load_tasks(None, "easy")[:2]
     cfg = TrainConfig(policy=str(warmed_policy), output_dir=str(tmp_path / "out"), benchmark="counter",
                       num_generations=G, batch_size=BATCH, max_steps=2, learning_rate=1e-3,
-                      max_turn_tokens=TURN, max_completion_tokens=BUDGET, save_steps=1, progress=False).validate()
+                      max_turn_tokens=TURN, max_completion_tokens=BUDGET, save_steps=1, progress=False,
+                      allow_scripted_user=True).validate()
     trainer, rollout = build_trainer(cfg, bench, tasks, trainer_cls=_capturing_trainer())
     trainer._rollout = rollout
     before = {k: v.detach().clone() for k, v in trainer.model.state_dict().items()}

@@ -8,6 +8,7 @@ import pytest
 from helpers.counter_bench import CounterBenchmark
 from training_fakes import ScriptedBackend
 
+from mua.harness.errors import ModelError
 from mua.harness.users import ScriptedUser
 from mua.training.config import TrainConfig
 from mua.training.grpo import policy_factory
@@ -31,7 +32,7 @@ class PartlyJudgedCounter(CounterBenchmark):
 
 
 def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, mask_truncated=False,
-             incomplete="drop"):
+             incomplete="drop", max_turns=None):
     bench = PartlyJudgedCounter(n_tasks=3)
     tasks = bench.load_tasks(None, "easy")
     backend = ScriptedBackend(tokenizer, texts, tokenizer.eos_token_id)
@@ -43,7 +44,8 @@ def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, 
         seeds.append((task.id, seed))
         return user(task) if user else bench.gold_user(task)
 
-    settings = RolloutSettings(seed=7, mask_truncated=mask_truncated, incomplete_scores=incomplete)
+    settings = RolloutSettings(seed=7, mask_truncated=mask_truncated, incomplete_scores=incomplete,
+                               max_turns=max_turns)
     player = EpisodePlayer(bench, tasks, make_policy, make_user, settings, tokenizer.pad_token_id,
                            judge=None if incomplete == "drop" else object())
     func = RolloutFunc(player, lambda trainer: backend, samples_per_step=2)
@@ -84,6 +86,7 @@ def test_budget_exhausted_episode_is_marked_truncated(tiny_tokenizer, stop_ids, 
     assert out["episode_reward"] == [0.0, 0.0]  # truncated_reward, even though the counter reached 1
     stats = out["episode_stats"][0]
     assert stats["truncated"] and stats["termination"] == BUDGET_EXHAUSTED and stats["error"] is None
+    assert stats["turns"] == 1  # the user's request was made before the budget ran out
     assert len(out["completion_ids"][0]) <= 60 and out["env_mask"][0][-1] == 1
 
 
@@ -116,7 +119,7 @@ def test_failed_episode_has_no_reward_but_keeps_its_row(tiny_tokenizer, stop_ids
     assert out["episode_reward"][0] is None and out["episode_reward"][1] == 0.0
     assert len(out["completion_ids"]) == 2 and "user endpoint down" in out["episode_stats"][0]["error"]
     made.clear()
-    with pytest.raises(RuntimeError, match="every episode of the rollout failed"):
+    with pytest.raises(ModelError, match="every episode of training step 4 failed .*user endpoint down.*resume"):
         func(["easy/1"], trainer)
 
 
@@ -131,3 +134,51 @@ def test_reward_function_returns_rewards_and_logs_episode_metrics():
     assert rewards == [1.0, 0.0]
     assert logged["episode/pass_rate"] == 0.5 and logged["episode/clip_ratio"] == 1 / 3
     assert logged["episode/truncated"] == 0.5 and logged["episode/generated_tokens"] == 7
+
+
+def test_turn_budget_ends_episodes_as_truncated(tiny_tokenizer, stop_ids, tmp_path):
+    chatty = lambda task: ScriptedUser(["add one", "and again", "more", "###STOP###"],  # noqa: E731
+                                       stop_markers=["###STOP###"])
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, ["Sure."], user=chatty, tmp_path=tmp_path,
+                                   incomplete="keep", max_turns=2, mask_truncated=True)
+    out = func(["easy/0", "easy/0"], trainer)
+    stats = out["episode_stats"][0]
+    assert stats["termination"] == "max_turns" and stats["truncated"] and stats["turns"] == 2
+    assert stats["agent_turns"] == 2 and set(out["env_mask"][0]) == {0}  # mask_truncated covers runner limits
+    assert out["episode_reward"] == [0.0, 0.0]  # the benchmark still scores the trajectory
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, ["Sure."], user=chatty, tmp_path=tmp_path,
+                                   incomplete="keep")
+    assert func(["easy/0"], trainer)["episode_stats"][0]["termination"] == "user_stop"  # no budget: the user's
+
+
+def test_unreachable_user_endpoint_raises_model_error_and_closes_its_session(tiny_tokenizer, stop_ids, tmp_path):
+    import gc
+    import socket
+    import warnings
+
+    from mua.training.grpo import user_factory
+
+    with socket.socket() as free:  # a port nobody listens on
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    bench = CounterBenchmark(n_tasks=2)
+    cfg = TrainConfig(user_model="sim", user_base_url=f"http://127.0.0.1:{port}/v1",
+                      user_params={"retry": {"max_attempts": 1}})
+    make_user = user_factory(bench, cfg)
+    backend = ScriptedBackend(tiny_tokenizer, ["ok"], tiny_tokenizer.eos_token_id)
+    player = EpisodePlayer(bench, bench.load_tasks(None, "easy"), policy_factory(
+        tiny_tokenizer, stop_ids, cfg, lambda: backend, None), make_user, RolloutSettings(), 0)
+    func = RolloutFunc(player, lambda trainer: backend, samples_per_step=0)
+    trainer = SimpleNamespace(state=SimpleNamespace(global_step=0), args=SimpleNamespace(output_dir=str(tmp_path)),
+                              accelerator=SimpleNamespace(process_index=0, is_main_process=True))
+    sessions = []
+    for _ in range(2):
+        with pytest.raises(ModelError, match="every episode of training step 1 failed.*re-run the same command"):
+            func(["easy/0", "easy/0"], trainer)
+        sessions.append(make_user.model._session)
+    assert sessions[0] is sessions[1] and not sessions[0].closed  # one loop and one HTTP session per run
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        func.close()
+        gc.collect()
+    assert sessions[0].closed and not [w for w in caught if "Unclosed" in str(w.message)]

@@ -126,3 +126,30 @@ def test_tool_call_ids_depend_only_on_tokens(tiny_tokenizer, stop_ids):
         ids.append([c.id for m in result.messages for c in (m.tool_calls or [])])
     assert ids[0] == ids[1] and ids[0][0].startswith("call_")
     assert isinstance(ToolCall(id=ids[0][0], name="add").id, str)
+
+
+def test_reply_ending_in_another_stop_token_is_closed_as_the_template_renders(tiny_tokenizer):
+    """Qwen stops on <|endoftext|> as well as <|im_end|>: after the former the stream must still read as the
+    template renders the conversation (the reply's text ends in that token, then <|im_end|>)."""
+    foreign = tiny_tokenizer.pad_token_id  # <|endoftext|>
+    stops = {tiny_tokenizer.eos_token_id, foreign}
+    call = '<tool_call>\n{"name": "add", "arguments": {"n": 3}}\n</tool_call>'
+    backend = ScriptedBackend(tiny_tokenizer, [call, "Done."], foreign)
+    policy = _policy(tiny_tokenizer, stops, backend)
+    task = BENCH.load_tasks(None, "easy")[2]
+    result = asyncio.run(run_episode(BENCH, task, ModelAgent(policy), BENCH.gold_user(task)))
+    assert result.score.reward == 1.0  # the stop token is not part of the parsed reply
+    assert policy.clipped_turns == 0 and not policy.last_reply_cut
+    segs = _segments(policy.stream)
+    assert [m for m, _ in segs] == [1, 0, 1] and segs[0][1][-1] == foreign
+    assert tiny_tokenizer.decode(segs[1][1]).startswith("<|im_end|>\n<|im_start|>user\n<tool_response>")
+    # the template, rendering each reply as the raw text generated, gives exactly the stream
+    view = [Message(role="system", content="You operate a counter.")] + agent_view(result.messages)
+    raw = iter(tiny_tokenizer.decode(ids, skip_special_tokens=False) for m, ids in segs if m == 1)
+    convo = [Message(role="assistant", content=next(raw)) if m.role == "assistant" and i > 1 else m
+             for i, m in enumerate(view)][:-1]  # up to the last reply; the closing user turn is not streamed
+    rendered = tiny_tokenizer.apply_chat_template(
+        template_messages(convo), tools=[t.to_openai() for t in BENCH.start(task).env.agent_tools()],
+        tokenize=False)
+    decoded = tiny_tokenizer.decode(policy.stream.ids, skip_special_tokens=False)
+    assert rendered == decoded + "<|im_end|>\n"

@@ -1,0 +1,126 @@
+"""One output directory, one run: --no-resume, resuming with other settings, logs past the checkpoint, and
+Ctrl-C saving a checkpoint that the next run resumes from."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import pytest
+from helpers.counter_bench import CounterBenchmark
+
+from mua.harness.errors import ConfigError
+from mua.training.config import TrainConfig
+from mua.training.resume import checkpoint_to_resume, record_config, rewind_logs
+from mua.training.stopping import SaveOnInterrupt, any_rank
+
+
+def _run_dir(tmp_path, step=2, **settings):
+    cfg = TrainConfig(policy=str(tmp_path / "policy"), output_dir=str(tmp_path / "run"), benchmark="counter",
+                      subsets=["easy"], **settings)
+    record_config(cfg)
+    (tmp_path / "run" / f"checkpoint-{step}").mkdir()
+    (tmp_path / "run" / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+    return cfg
+
+
+def test_no_resume_refuses_a_non_empty_output_dir(tmp_path):
+    cfg = _run_dir(tmp_path)
+    cfg.resume = False
+    with pytest.raises(ConfigError, match="--no-resume does not delete it.*delete that directory or choose another"):
+        checkpoint_to_resume(cfg)
+    cfg.output_dir = str(tmp_path / "fresh")
+    assert checkpoint_to_resume(cfg) is None
+    (tmp_path / "fresh").mkdir()
+    assert checkpoint_to_resume(cfg) is None  # an empty directory is a new run
+
+
+def test_resume_refuses_other_settings_but_allows_how_it_runs(tmp_path, monkeypatch):
+    cfg = _run_dir(tmp_path, learning_rate=1e-6)
+    assert checkpoint_to_resume(cfg) == str(tmp_path / "run" / "checkpoint-2")
+    changed = TrainConfig(**{**cfg.to_dict(), "max_steps": 500, "concurrency": 2, "save_steps": 7})
+    assert checkpoint_to_resume(changed) == str(tmp_path / "run" / "checkpoint-2")
+    for key, value in [("policy", str(tmp_path / "other")), ("benchmark", "tau2"), ("subsets", ["hard"]),
+                       ("split", "dev"), ("num_generations", 8), ("learning_rate", 1e-5), ("user_model", "m")]:
+        with pytest.raises(ConfigError, match=f"other settings \\({key}: .* -> .*resuming would mix two runs"):
+            checkpoint_to_resume(TrainConfig(**{**cfg.to_dict(), key: value}))
+    monkeypatch.chdir(tmp_path)  # the same policy named by a relative path is the same policy
+    assert checkpoint_to_resume(TrainConfig(**{**cfg.to_dict(), "policy": "policy"}))
+
+
+def test_a_directory_that_is_no_run_is_not_resumed(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ConfigError, match="holds no train_config.json"):
+        checkpoint_to_resume(TrainConfig(output_dir=str(tmp_path)))
+
+
+def test_rewind_drops_metrics_and_samples_past_the_checkpoint(tmp_path):
+    rows = [{"step": 1}, {"step": 2}, {"step": 3}, {"step": 3}]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"step": 4, "lo')
+    (tmp_path / "samples").mkdir()
+    for name in ("step-1.0.jsonl", "step-2.0.jsonl", "step-3.1.jsonl"):
+        (tmp_path / "samples" / name).write_text("{}\n")
+    rewind_logs(tmp_path, 2)
+    assert [json.loads(r)["step"] for r in (tmp_path / "metrics.jsonl").read_text().splitlines()] == [1, 2]
+    assert sorted(p.name for p in (tmp_path / "samples").iterdir()) == ["step-1.0.jsonl"]  # step-2.0 made step 3
+
+
+def test_second_ctrl_c_stops_at_once():
+    stop = SaveOnInterrupt()
+    stop._on_sigint(signal.SIGINT, None)
+    assert stop.requested
+    with pytest.raises(KeyboardInterrupt):
+        stop._on_sigint(signal.SIGINT, None)
+    assert any_rank(True) and not any_rank(False)  # outside distributed training: the flag itself
+
+
+def _agree(rank: int, path: str, results) -> None:
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{path}", rank=rank, world_size=2)
+    results.put((rank, any_rank(rank == 1), any_rank(False)))
+    dist.destroy_process_group()
+
+
+@pytest.mark.slow
+def test_ranks_agree_on_a_flag_one_of_them_raised(tmp_path):
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_agree, args=(r, str(tmp_path / "rdzv"), results)) for r in range(2)]
+    for p in procs:
+        p.start()
+    got = sorted(results.get(timeout=60) for _ in procs)
+    for p in procs:
+        p.join(timeout=30)
+    assert got == [(0, True, False), (1, True, False)]
+
+
+@pytest.mark.slow
+def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpoint, tmp_path):
+    from trl import GRPOTrainer
+
+    from mua.training.grpo import TrainingInterrupted, train
+
+    class CtrlCDuringStep2(GRPOTrainer):
+        def training_step(self, *args, **kwargs):
+            if self.state.global_step == 1:
+                os.kill(os.getpid(), signal.SIGINT)
+            return super().training_step(*args, **kwargs)
+
+    bench = CounterBenchmark(n_tasks=1)
+    cfg = TrainConfig(policy=str(tiny_checkpoint), output_dir=str(tmp_path / "run"), benchmark="counter",
+                      subsets=["easy"], allow_scripted_user=True, num_generations=2, batch_size=2, max_steps=3,
+                      max_turn_tokens=8, max_completion_tokens=24, save_steps=50, progress=False).validate()
+    previous = signal.getsignal(signal.SIGINT)
+    with pytest.raises(TrainingInterrupted, match="checkpoint-2 saved .* re-run the same command"):
+        train(cfg, bench, tmp_path, trainer_cls=CtrlCDuringStep2)
+    assert signal.getsignal(signal.SIGINT) is previous
+    out = tmp_path / "run"
+    assert (out / "checkpoint-2" / "trainer_state.json").is_file() and not (out / "model.safetensors").exists()
+    train(cfg, bench, tmp_path)
+    state = json.loads((out / "checkpoint-2" / "trainer_state.json").read_text())
+    assert state["global_step"] == 2 and (out / "model.safetensors").is_file()
+    steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2, 3]

@@ -1,0 +1,102 @@
+"""One output directory holds one training run: starting over, resuming, and what a resume may change.
+
+``train_config.json`` records the settings of the run in the directory. Resuming compares them with the
+new settings: anything that changes what is trained (policy, tasks, group size, optimiser, sampling,
+budgets, user and judge models, seed) must match, or the checkpoint's steps and the new ones would be two
+different runs under one name. Settings that only change how the run is executed may differ.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Optional
+
+from mua.harness.errors import ConfigError
+
+from .config import TrainConfig
+
+CONFIG_FILE = "train_config.json"
+METRICS_FILE = "metrics.jsonl"
+# Settings a resumed run may change: where and how it runs, how long, how often it saves and logs.
+MAY_CHANGE = frozenset({
+    "output_dir", "data_dir", "max_steps", "resume", "progress", "save_steps", "save_total_limit",
+    "logging_steps", "samples_per_step", "concurrency", "generation", "vllm_server_url", "vllm_server_model",
+    "user_base_url", "judge_base_url"})
+_SAMPLE = re.compile(r"step-(\d+)\.\d+\.jsonl")
+
+
+def _comparable(values: dict) -> dict:
+    out = {k: v for k, v in values.items() if k not in MAY_CHANGE}
+    if out.get("policy"):  # the same checkpoint named from another working directory is the same policy
+        out["policy"] = str(Path(out["policy"]).resolve())
+    return out
+
+
+def checkpoint_to_resume(cfg: TrainConfig) -> Optional[str]:
+    """Checks ``cfg.output_dir`` before anything is loaded; returns the checkpoint to resume from, if any.
+    Refuses: a non-empty directory with --no-resume, a directory that is not a training run's, and a
+    resume whose settings differ from the recorded run's in anything that matters."""
+    from transformers.trainer_utils import get_last_checkpoint
+
+    out = Path(cfg.output_dir)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"output_dir {out} is a file, not a directory")
+    if not out.is_dir() or not any(out.iterdir()):
+        return None
+    if not cfg.resume:
+        raise ConfigError(f"output_dir {out} already holds an earlier run, and --no-resume does not delete it. "
+                          "To start over, delete that directory or choose another --output-dir; to continue the "
+                          "run, drop --no-resume")
+    saved_path = out / CONFIG_FILE
+    if not saved_path.is_file():
+        raise ConfigError(f"output_dir {out} is not empty but holds no {CONFIG_FILE}, so it is not a mua train "
+                          "run to resume; choose a new or empty --output-dir")
+    try:
+        saved = json.loads(saved_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {saved_path}: {exc}") from None
+    old, new = _comparable(saved), _comparable(cfg.to_dict())
+    differ = sorted(k for k in old.keys() & new.keys() if old[k] != new[k])
+    if differ:
+        changes = "; ".join(f"{k}: {old[k]!r} -> {new[k]!r}" for k in differ)
+        raise ConfigError(f"output_dir {out} holds a run with other settings ({changes}); resuming would mix two "
+                          "runs. Use the recorded settings to continue it, or another --output-dir for a new run")
+    return get_last_checkpoint(str(out))
+
+
+def checkpoint_step(checkpoint: Optional[str]) -> int:
+    if checkpoint is None:
+        return 0
+    try:
+        return int(json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"cannot read the step of {checkpoint}/trainer_state.json: {exc}") from None
+
+
+def rewind_logs(output_dir: Path, step: int) -> None:
+    """Drop what the run logged after ``step`` (the checkpoint it resumes from): metric rows of later steps
+    and rollout samples made at or after it, which the resumed run writes again."""
+    metrics = output_dir / METRICS_FILE
+    if metrics.is_file():
+        rows = metrics.read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [r for r in rows if (n := _row_step(r)) is not None and n <= step]
+        if len(kept) != len(rows):
+            metrics.write_text("".join(kept), encoding="utf-8")
+    for sample in (output_dir / "samples").glob("step-*.jsonl"):
+        match = _SAMPLE.fullmatch(sample.name)
+        if match and int(match.group(1)) >= step:
+            sample.unlink()
+
+
+def _row_step(row: str) -> Optional[int]:
+    try:
+        return int(json.loads(row)["step"])
+    except (ValueError, KeyError, TypeError):
+        return None  # a row cut short by a crash: dropped
+
+
+def record_config(cfg: TrainConfig) -> None:
+    out = Path(cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CONFIG_FILE).write_text(json.dumps(cfg.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
