@@ -23,6 +23,7 @@ from typing import Iterator, Optional, Protocol
 from mua.harness.errors import ModelError
 from mua.harness.models.batching import MicroBatcher
 from mua.harness.models.local import GenerationRequest, GenerationResult
+from mua.harness.models.vllm_backend import generation_result, sampling_kwargs
 
 
 class Backend(Protocol):
@@ -63,12 +64,6 @@ class TransformersBackend:
         return await self.batcher.submit(request)
 
 
-def _vllm_sampling(request: GenerationRequest, stop_ids: set[int]) -> dict:
-    return {"n": 1, "temperature": request.temperature, "top_p": request.top_p, "seed": request.seed,
-            "max_tokens": request.max_new_tokens, "logprobs": 0, "stop_token_ids": sorted(stop_ids),
-            "skip_special_tokens": False}
-
-
 def _finish(ids: list[int], reason: Optional[str], stop_ids: set[int]) -> str:
     return "stop" if reason == "stop" and ids and ids[-1] in stop_ids else "length"
 
@@ -89,15 +84,9 @@ class VllmColocateBackend:
 
     def _run(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
         prompts = [{"prompt_token_ids": list(r.prompt_ids)} for r in requests]
-        params = [self._params(**_vllm_sampling(r, self.stop_ids)) for r in requests]
+        params = [self._params(**sampling_kwargs(r, self.stop_ids)) for r in requests]
         outputs = self.llm.generate(prompts, sampling_params=params, use_tqdm=False)
-        results = []
-        for out in outputs:
-            c = out.outputs[0]
-            ids = [int(t) for t in c.token_ids]
-            lps = [float(p[t].logprob) if p and t in p else float("nan") for p, t in zip(c.logprobs or [], ids)]
-            results.append(GenerationResult(ids, lps, _finish(ids, c.finish_reason, self.stop_ids)))
-        return results
+        return [generation_result(out.outputs[0], self.stop_ids) for out in outputs]
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         return await self.batcher.submit(request)
@@ -122,7 +111,7 @@ class VllmServerBackend:
 
     def _post(self, request: GenerationRequest) -> GenerationResult:
         body = {"model": self.model, "prompt": list(request.prompt_ids), "return_token_ids": True,
-                "return_tokens_as_token_ids": True, **_vllm_sampling(request, self.stop_ids)}
+                "return_tokens_as_token_ids": True, **sampling_kwargs(request, self.stop_ids)}
         req = urllib.request.Request(self.url, data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
         try:

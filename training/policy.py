@@ -18,9 +18,9 @@ from typing import Callable, Optional
 
 from mua.harness.interfaces import Agent
 from mua.harness.models.chat_template import encode_prompt, render_prompt
-from mua.harness.models.local import GenerationRequest, call_id
+from mua.harness.models.local import GenerationRequest, assistant_reply, template_thinks
 from mua.harness.models.parsers import ParsedCompletion
-from mua.harness.types import Message, ToolCall, ToolSpec, Usage
+from mua.harness.types import Message, ToolSpec, Usage
 
 from .backends import Backend
 from .stream import StreamError, TemplateSuffixer, TokenStream
@@ -57,6 +57,7 @@ class StreamPolicy:
         self.backend, self.tokenizer, self.suffixer = backend, tokenizer, suffixer
         self.stop_ids, self.parse, self.budget, self.sampling = set(stop_ids), parse, budget, sampling
         self.seed, self.max_context = seed, max_context
+        self._thinks = template_thinks(getattr(tokenizer, "chat_template", None))
         self.stream: Optional[TokenStream] = None
         self.turns = 0
         self.clipped_turns = 0  # replies cut by max_turn_tokens
@@ -104,11 +105,9 @@ class StreamPolicy:
         template renders for a reply whose text ends in that token."""
         body = ids[:-1] if stopped else ids
         text = self.tokenizer.decode(body, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-        parsed = self.parse(text)
         prompt = self.stream.ids[:len(self.stream.ids) - len(ids)]
-        calls = [ToolCall(id=call_id(prompt, ids, i), name=c.name, arguments=c.arguments)
-                 for i, c in enumerate(parsed.tool_calls)]
-        reply = Message(role="assistant", content=parsed.content, tool_calls=calls or None)
+        reply = assistant_reply(text, self.parse, split_thinking=self._thinks, prompt_ids=prompt,
+                                completion_ids=ids).message  # as `mua eval` reads a local model's completion
         self.turns += 1
         self.clipped_turns += not stopped
         self._stopped, self._seen, self._last_reply = stopped, len(messages) + 1, reply
