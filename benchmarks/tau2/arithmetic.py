@@ -32,6 +32,6 @@ def _value(node: ast.AST):
 def calculate(expression: str) -> str:
     if not all(char in ALLOWED_CHARS for char in expression):
         raise ValueError("Invalid characters in expression")
-    # builtin eval() skips leading spaces and tabs before compiling; compile()/ast.parse do not
+    # upstream evaluates the text, which skips leading spaces and tabs; ast.parse does not, so strip them
     tree = ast.parse(expression.lstrip(" \t"), filename="<string>", mode="eval")
     return str(round(float(_value(tree.body)), 2))
