@@ -107,7 +107,7 @@ def _looks_like_mua_jsonl(path: Path) -> bool:
 async def replay(bench: Benchmark, item: ReplayItem, judge: Optional[ChatModel]) -> Score:
     """Play the recorded messages through ``run_episode`` (tool calls re-executed in a fresh environment, no
     budgets), then score with the recorded termination, or the one the adapter derives when none was given."""
-    transcript = Transcript(item.messages, bench.start(item.task).opening)
+    transcript = Transcript(item.messages)
     result = await run_episode(bench, item.task, ReplayAgent(transcript), ReplayUser(transcript),
                                score=False, replaying=True)
     if (problem := transcript.leftover()) is not None:

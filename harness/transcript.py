@@ -11,16 +11,18 @@ from .types import Message, ToolSpec, Usage
 
 
 class Transcript:
-    def __init__(self, messages: list[Message], opening: list[Message]):
+    def __init__(self, messages: list[Message]):
         # (1-based position in the input, message), for error messages that point at the input
-        spoken = [(i, m) for i, m in enumerate(messages, 1) if m.role in ("user", "assistant")]
-        # The runner plays the benchmark's opening itself (tau2's greeting); a recorded copy of it is skipped.
-        skip = 0
-        while skip < min(len(opening), len(spoken)) and _same(spoken[skip][1], opening[skip]):
-            skip += 1
-        self.queue = deque(spoken[skip:])
+        self.queue = deque((i, m) for i, m in enumerate(messages, 1) if m.role in ("user", "assistant"))
+        self._synced = False
 
-    def take(self, role: str) -> Optional[Message]:
+    def take(self, role: str, played: list[Message]) -> Optional[Message]:
+        if not self._synced:
+            # The runner plays the benchmark's opening itself (tau2's greeting): a recorded copy is skipped.
+            self._synced = True
+            for m in played:
+                if self.queue and _same(self.queue[0][1], m):
+                    self.queue.popleft()
         if self.queue and self.queue[0][1].role == role:
             return self.queue.popleft()[1]
         return None
@@ -44,7 +46,7 @@ class ReplayAgent(Agent):
         self.usage = Usage()
 
     async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
-        return self.transcript.take("assistant")
+        return self.transcript.take("assistant", messages)
 
 
 class ReplayUser(User):
@@ -53,4 +55,4 @@ class ReplayUser(User):
         self.usage = Usage()
 
     async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
-        return self.transcript.take("user")
+        return self.transcript.take("user", messages)
