@@ -108,7 +108,7 @@ def grpo_args(cfg: TrainConfig, **extra):
     import torch
     from trl import GRPOConfig
 
-    vllm = {}
+    vllm: dict[str, Any] = {}
     if cfg.generation != "transformers" and not torch.cuda.is_available():
         raise ConfigError(f"generation: {cfg.generation} needs vLLM on a CUDA GPU; use generation: transformers")
     if cfg.generation != "transformers":
@@ -152,7 +152,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
         raise ConfigError(f"{cfg.policy}: neither the tokenizer nor generation_config names an EOS token")
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(stop_ids)
     rollout: Optional[RolloutFunc] = None
-    make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,
+    make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,  # type: ignore[union-attr]
                                  getattr(model.config, "max_position_embeddings", None))
     settings = RolloutSettings(seed=cfg.seed, concurrency=cfg.concurrency, truncated_reward=cfg.truncated_reward,
                                mask_truncated=cfg.mask_truncated, incomplete_scores=cfg.incomplete_scores,
