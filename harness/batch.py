@@ -15,12 +15,15 @@ from typing import Any, Optional
 
 from tqdm import tqdm
 
-from .build import GOLD, ModelSpec, Models, describe, episode_seed, make_agent, make_user, open_model
+from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, open_model
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
 from .registry import get_benchmark
 from .results import EpisodeKey, JsonlAppender, RunDir, write_json
 from .runner import run_episode
+from .seeds import episode_seed
+from .selection import TaskSelection
+from .selection import select_tasks as select
 from .stats import is_success
 from .summary import summarize_episodes
 from .types import Task
@@ -58,25 +61,7 @@ def mua_version() -> str:
 
 
 def select_tasks(bench: Benchmark, plan: EvalPlan, data_dir: Path) -> dict[str, list[Task]]:
-    tasks = {}
-    for subset in plan.subsets:
-        if subset not in bench.subsets:
-            raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
-        chosen = bench.load_tasks(data_dir, subset, plan.split)
-        if plan.task_ids:
-            wanted = set(plan.task_ids)
-            chosen = [t for t in chosen if t.id in wanted]
-        if plan.limit is not None:
-            chosen = chosen[: plan.limit]
-        tasks[subset] = chosen
-    if plan.task_ids:
-        found = {t.id for ts in tasks.values() for t in ts}
-        unknown = [t for t in plan.task_ids if t not in found]
-        if unknown:
-            raise ConfigError(f"--task-ids not found in {bench.name} {'/'.join(plan.subsets)} "
-                              f"(split {plan.split or 'all'}): {', '.join(unknown[:10])}")
-    if not any(tasks.values()):
-        raise ConfigError("no tasks selected: check --subset, --split and --task-ids")
+    tasks = select(bench, data_dir, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
     for subset_tasks in tasks.values():  # a missing or malformed data file surfaces here, once, before any run
         if subset_tasks:
             bench.start(subset_tasks[0])
@@ -119,7 +104,7 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
     start = time.monotonic()
     try:
         agent = make_agent(bench, task, plan.agent, models, seed)
-        user = make_user(bench, task, plan.agent, models, seed)
+        user = make_user(bench, task, models.user, seed, scripted=plan.agent.name == GOLD)
         result = await run_episode(bench, task, agent, user, judge=models.judge)
     except ModelError as e:
         record.update(reward=None, components={}, termination=None, turns=0, messages=[], usage={}, info={},

@@ -1,8 +1,9 @@
 """Builds the objects of one episode from names: which agent, which user, with which models and seeds."""
 from __future__ import annotations
 
-import hashlib
+import json
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from .agents import ModelAgent
@@ -49,12 +50,6 @@ def open_model(spec: Optional[ModelSpec]) -> Optional[ChatModel]:
     return make_chat_model(spec.name, base_url=spec.base_url, api_key_env=spec.api_key_env, **spec.params)
 
 
-def episode_seed(run_seed: int, subset: str, task_id: str, trial: int) -> int:
-    """A stable per-episode seed (independent of hash randomisation and of scheduling order)."""
-    digest = hashlib.sha256(f"{run_seed}\x00{subset}\x00{task_id}\x00{trial}".encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-
-
 def make_agent(bench: Benchmark, task: Task, agent_spec: ModelSpec, models: Models, seed: int) -> Agent:
     if agent_spec.name == GOLD:
         return bench.gold_agent(task)
@@ -62,12 +57,15 @@ def make_agent(bench: Benchmark, task: Task, agent_spec: ModelSpec, models: Mode
     return ModelAgent(models.agent, seed=seed)
 
 
-def make_user(bench: Benchmark, task: Task, agent_spec: ModelSpec, models: Models, seed: int) -> User:
-    if agent_spec.name == GOLD or not bench.needs_user_model(task.subset):
+def make_user(bench: Benchmark, task: Task, user_model: Optional[ChatModel], seed: int,
+              scripted: bool = False) -> User:
+    """The user of one episode: the benchmark's simulator played by ``user_model`` where the subset needs a
+    user model, else (or with ``scripted``: gold runs, smoke tests) the benchmark's scripted user."""
+    if scripted or not bench.needs_user_model(task.subset):
         return bench.gold_user(task)
-    if models.user is None:
+    if user_model is None:
         raise ConfigError(f"{bench.name}/{task.subset} needs a simulated user: pass --user-model")
-    return bench.simulated_user(task, models.user, seed=seed)
+    return bench.simulated_user(task, user_model, seed=seed)
 
 
 def describe(spec: Optional[ModelSpec], model: Any) -> Optional[dict]:
@@ -77,4 +75,22 @@ def describe(spec: Optional[ModelSpec], model: Any) -> Optional[dict]:
     info = spec.to_dict()
     if model is not None and hasattr(model, "describe"):
         info["client"] = model.describe()
+    if trained := trained_on(spec.name):
+        info["trained_on"] = trained
     return info
+
+
+TRAINED_ON = ("benchmark", "subsets", "split", "split_file", "allow_test_split")
+
+
+def trained_on(model_name: str) -> Optional[dict]:
+    """For a checkpoint written by `mua train`: the tasks it was trained on, as its train_config.json says
+    (so every score of the model can be traced to its training split)."""
+    path = Path(model_name) / "train_config.json"
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    except (OSError, ValueError):
+        return {"unreadable": str(path)}
+    if not isinstance(saved, dict):
+        return None
+    return {k: saved.get(k) for k in TRAINED_ON}

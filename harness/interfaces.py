@@ -116,6 +116,9 @@ class Benchmark(ABC):
     name: str = ""
     subsets: tuple[str, ...] = ()
     default_split: Optional[str] = None
+    # Splits meant for training, never reported (tau2's "train"). Training refuses every other split unless
+    # the run names its own train/held-out division (a split file) or forces it (allow_test_split).
+    train_splits: tuple[str, ...] = ()
 
     @abstractmethod
     def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:

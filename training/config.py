@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
 
 from mua.harness.errors import ConfigError
+from mua.harness.selection import read_split_file
 
 GENERATION_BACKENDS = ("transformers", "vllm_colocate", "vllm_server")
 SCRIPTED = "scripted"  # the benchmark's scripted (gold) user instead of a user model
@@ -22,8 +23,11 @@ class TrainConfig:
     output_dir: str = "runs/train"
     benchmark: str = ""
     subsets: list[str] = field(default_factory=list)  # empty: all subsets of the benchmark
-    split: Optional[str] = "train"
-    allow_test_split: bool = False  # training on the split you report is contamination; off unless forced
+    split: Optional[str] = "train"  # must be one of the benchmark's train splits (see split_protocol)
+    # BFCL and ACEBench have no train split: name your own division (a JSON/YAML file of "train" and
+    # "held_out" task ids; only train ids are played, report only held-out ones) ...
+    split_file: Optional[str] = None
+    allow_test_split: bool = False  # ... or force training on reported tasks (recorded in train_config.json)
     task_ids: list[str] = field(default_factory=list)
     limit: Optional[int] = None  # at most this many tasks per subset
     data_dir: Optional[str] = None
@@ -70,18 +74,13 @@ class TrainConfig:
     def to_dict(self) -> dict:
         return asdict(self)
 
-    def validate(self, test_splits: tuple[Optional[str], ...] = ("test",)) -> "TrainConfig":
-        """Checks that do not need the benchmark; ``test_splits`` are the splits reported as results."""
+    def validate(self) -> "TrainConfig":
+        """Checks that do not need the benchmark."""
         for f in fields(self):  # settings built in code get the same type checks as a config file's
             setattr(self, f.name, _coerce(f.name, getattr(self, f.name)))
         check_checkpoint_dir(self.policy)
         if not self.benchmark:
             raise ConfigError("name a benchmark (benchmark: tau2)")
-        if self.split in test_splits and not self.allow_test_split:
-            what = "all splits" if self.split is None else f"the {self.split!r} split"
-            raise ConfigError(f"refusing to train on {what}: those tasks are the ones evaluation reports, so "
-                              "training on them makes the reported score meaningless. Use the train split, or "
-                              "pass --allow-test-split if you really mean it")
         if self.num_generations < 2:
             raise ConfigError("num_generations must be at least 2 (GRPO compares episodes within a group)")
         if self.batch_size < 1 or self.batch_size % self.num_generations:
@@ -109,14 +108,33 @@ class TrainConfig:
         return self
 
     def validate_for(self, bench: Any) -> "TrainConfig":
-        """:meth:`validate` with the benchmark's reported splits, plus the checks that need the benchmark."""
-        reported = ("test", None) + ((bench.default_split,) if bench.default_split not in (None, "train") else ())
-        self.validate(reported)
+        """:meth:`validate` plus the checks that need the benchmark (split protocol, subsets, user model)."""
+        self.validate()
+        check_split(self, bench)
         for subset in self.subsets:
             if subset not in bench.subsets:
                 raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
         check_user_model(self, bench)
         return self
+
+
+def check_split(cfg: TrainConfig, bench: Any) -> None:
+    """The split protocol: only the benchmark's own train splits pass. Any other split (including all tasks,
+    the default release, or a name the benchmark reads as one) holds the tasks evaluation reports, so it needs
+    a split file (the run trains on its "train" ids; report only its "held_out" ids) or allow_test_split."""
+    if cfg.split_file:
+        read_split_file(cfg.split_file)  # fails now, naming the file, rather than after the model loads
+        return
+    if cfg.split in bench.train_splits or cfg.allow_test_split:
+        return
+    what = "all tasks" if cfg.split in (None, "") else f"split {cfg.split!r}"
+    own = (f"its train split{'s' if len(bench.train_splits) > 1 else ''}: {', '.join(bench.train_splits)}"
+           if bench.train_splits else "it has no train split")
+    raise ConfigError(f"refusing to train on {bench.name} {what}: only a train split passes ({own}); other tasks "
+                      "are the ones evaluation reports, so training on them makes the reported score "
+                      "meaningless. Name your own division with split_file (--split-file: JSON/YAML with 'train' "
+                      "and 'held_out' task ids; report only the held-out ones), or pass --allow-test-split "
+                      "(recorded in train_config.json) if you really mean it")
 
 
 def check_user_model(cfg: TrainConfig, bench: Any) -> None:

@@ -5,13 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from mua.harness.build import make_user
 from mua.harness.errors import ConfigError, MuaError
 from mua.harness.interfaces import Benchmark, User
 from mua.harness.models.local import stop_ids_for
 from mua.harness.models.parsers import get_parser, parser_for_template
+from mua.harness.selection import TaskSelection, read_split_file, select_tasks
 from mua.harness.types import Task
 
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend
+from .checkpoints import atomic, clear_staging
 from .config import SCRIPTED, TrainConfig, check_checkpoint_dir, check_user_model
 from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
@@ -26,39 +29,28 @@ class TrainingInterrupted(MuaError):
 
 
 def load_training_tasks(bench: Benchmark, cfg: TrainConfig, data_dir: Path) -> list[Task]:
-    """The tasks of the chosen subsets and split, narrowed to ``task_ids`` (each must exist in one of the
-    subsets) and to ``limit`` per subset."""
-    subsets = cfg.subsets or list(bench.subsets)
-    tasks: list[Task] = []
-    found: set[str] = set()
-    for subset in subsets:
-        if subset not in bench.subsets:
-            raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
-        chosen = bench.load_tasks(data_dir, subset, split=cfg.split)
-        if cfg.task_ids:
-            chosen = [t for t in chosen if t.id in set(cfg.task_ids)]
-            found.update(t.id for t in chosen)
-        tasks += chosen[:cfg.limit] if cfg.limit is not None else chosen
-    unknown = [t for t in cfg.task_ids if t not in found]
-    if unknown:
-        raise ConfigError(f"task_ids not found in {bench.name} {'/'.join(subsets)} (split {cfg.split or 'all'}): "
-                          f"{', '.join(unknown[:10])}")
-    if not tasks:
-        raise ConfigError(f"no {bench.name} tasks match the subsets/split/task ids given")
-    return tasks
+    """The tasks of the chosen subsets and split (through the selection step `mua eval` uses), narrowed to the
+    split file's train ids when there is one, then to ``task_ids`` and ``limit`` per subset."""
+    task_ids = list(cfg.task_ids)
+    if cfg.split_file:
+        train_ids = read_split_file(cfg.split_file).train
+        outside = [t for t in task_ids if t not in set(train_ids)]
+        if outside:
+            raise ConfigError(f"task_ids not among the train ids of {cfg.split_file}: {', '.join(outside[:10])}")
+        task_ids = task_ids or list(train_ids)
+    chosen = select_tasks(bench, data_dir, TaskSelection(list(cfg.subsets), cfg.split, task_ids, cfg.limit))
+    return [t for ts in chosen.values() for t in ts]
 
 
 class UserFactory:
-    """Each episode's user: the benchmark's simulator played by ``model`` where the subset needs a user
-    model, else its scripted user. ``model`` is None where the scripted user was allowed everywhere."""
+    """Each episode's user (harness ``make_user``): the benchmark's simulator played by ``model`` where the
+    subset needs a user model; the scripted user where ``model`` is None (allowed by check_user_model)."""
 
     def __init__(self, bench: Benchmark, model: Any = None):
         self.bench, self.model = bench, model
 
     def __call__(self, task: Task, seed: int) -> User:
-        if self.model is None or not self.bench.needs_user_model(task.subset):
-            return self.bench.gold_user(task)
-        return self.bench.simulated_user(task, self.model, seed=seed)
+        return make_user(self.bench, task, self.model, seed, scripted=self.model is None)
 
 
 def user_factory(bench: Benchmark, cfg: TrainConfig) -> UserFactory:
@@ -161,7 +153,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
                            filler_id=pad_id, judge=judge_model(cfg))
     rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
-    trainer = (trainer_cls or GRPOTrainer)(
+    trainer = atomic(trainer_cls or GRPOTrainer)(
         model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=grpo_args(cfg, **grpo_extra),
         train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(Path(cfg.output_dir), cfg.progress)])
     return trainer, rollout
@@ -180,8 +172,10 @@ def train(cfg: TrainConfig, bench: Benchmark, data_dir: Path, trainer_cls=None) 
     stop = SaveOnInterrupt()
     trainer, rollout = build_trainer(cfg, bench, tasks, trainer_cls=trainer_cls)
     trainer.add_callback(stop)
+    if trainer.accelerator.is_main_process:
+        clear_staging(out)
     rewind_logs(out, checkpoint_step(resume))
-    record_config(cfg)
+    record_config(cfg, [task_key(t) for t in tasks])
     try:
         with stop:
             trainer.train(resume_from_checkpoint=resume)

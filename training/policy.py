@@ -12,15 +12,15 @@ the episode truncated (the runner loop is not duplicated or bypassed).
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from mua.harness.interfaces import Agent
 from mua.harness.models.chat_template import encode_prompt, render_prompt
 from mua.harness.models.generation import GenerationRequest
-from mua.harness.models.reply import assistant_reply, template_thinks
 from mua.harness.models.parsers import ParsedCompletion
+from mua.harness.models.reply import assistant_reply, template_thinks
+from mua.harness.seeds import turn_seed
 from mua.harness.types import Message, ToolSpec, Usage
 
 from .backends import Backend
@@ -41,12 +41,6 @@ class Budget:
 class Sampling:
     temperature: float = 1.0
     top_p: float = 1.0
-
-
-def mix_seed(*parts: object) -> int:
-    """A 31-bit seed from ``parts`` (their text joined by NUL), independent of Python's hash seed."""
-    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 class StreamPolicy:
@@ -129,7 +123,7 @@ class StreamPolicy:
             raise StreamError("this policy only replays a teacher's messages: it has no backend to generate with")
         self._advance(messages, tools)
         request = GenerationRequest(self.live_stream.ids, self._room(), self.sampling.temperature,
-                                    self.sampling.top_p, mix_seed(self.seed, self.turns))
+                                    self.sampling.top_p, turn_seed(self.seed, self.turns))
         result = await self.backend.generate(request)
         self.live_stream.add_generated(list(result.token_ids), list(result.logprobs))
         stopped = bool(result.token_ids) and result.token_ids[-1] in self.stop_ids

@@ -14,9 +14,11 @@ from typing import Optional
 
 from mua.harness.errors import ConfigError
 
+from .checkpoints import last_complete_checkpoint
 from .config import TrainConfig
 
 CONFIG_FILE = "train_config.json"
+TRAINED_TASKS = "trained_tasks"  # recorded beside the settings, not a setting
 METRICS_FILE = "metrics.jsonl"
 # Settings a resumed run may change: where and how it runs, how long, how often it saves and logs.
 MAY_CHANGE = frozenset({
@@ -37,8 +39,6 @@ def checkpoint_to_resume(cfg: TrainConfig) -> Optional[str]:
     """Checks ``cfg.output_dir`` before anything is loaded; returns the checkpoint to resume from, if any.
     Refuses: a non-empty directory with --no-resume, a directory that is not a training run's, and a
     resume whose settings differ from the recorded run's in anything that matters."""
-    from transformers.trainer_utils import get_last_checkpoint
-
     out = Path(cfg.output_dir)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output_dir {out} is a file, not a directory")
@@ -62,7 +62,7 @@ def checkpoint_to_resume(cfg: TrainConfig) -> Optional[str]:
         changes = "; ".join(f"{k}: {old[k]!r} -> {new[k]!r}" for k in differ)
         raise ConfigError(f"output_dir {out} holds a run with other settings ({changes}); resuming would mix two "
                           "runs. Use the recorded settings to continue it, or another --output-dir for a new run")
-    return get_last_checkpoint(str(out))
+    return last_complete_checkpoint(out)
 
 
 def checkpoint_step(checkpoint: Optional[str]) -> int:
@@ -96,7 +96,13 @@ def _row_step(row: str) -> Optional[int]:
         return None  # a row cut short by a crash: dropped
 
 
-def record_config(cfg: TrainConfig) -> None:
+def record_config(cfg: TrainConfig, task_keys: Optional[list[str]] = None) -> None:
+    """Write the run's settings (with the split protocol it followed: split, split_file, allow_test_split) and
+    the keys of the tasks it trains on. The file sits beside the final model, so an evaluation of that model
+    records where its training tasks came from."""
     out = Path(cfg.output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / CONFIG_FILE).write_text(json.dumps(cfg.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    values = cfg.to_dict()
+    if task_keys is not None:
+        values[TRAINED_TASKS] = task_keys
+    (out / CONFIG_FILE).write_text(json.dumps(values, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -22,10 +22,11 @@ from mua.harness.agents import ModelAgent
 from mua.harness.errors import ModelError
 from mua.harness.interfaces import Benchmark, ChatModel, Limits, User
 from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, run_episode
+from mua.harness.seeds import derive_seed
 from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
 
-from .policy import BudgetExhausted, StreamPolicy, mix_seed
+from .policy import BudgetExhausted, StreamPolicy
 from .stream import TokenStream
 
 log = logging.getLogger(__name__)
@@ -262,7 +263,7 @@ class RolloutFunc:
         step = trainer.state.global_step
         round_id = self._next_round(step)
         rank, seed = trainer.accelerator.process_index, self.player.settings.seed
-        jobs = [(key, mix_seed(seed, "policy", key, round_id, rank, i), mix_seed(seed, "user", key, round_id))
+        jobs = [(key, derive_seed(seed, "policy", key, round_id, rank, i), derive_seed(seed, "user", key, round_id))
                 for i, key in enumerate(prompts)]
         with self.backend.session():
             outcomes = self._run(self.player.play_all(jobs))

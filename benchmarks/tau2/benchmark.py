@@ -37,6 +37,7 @@ class Tau2Benchmark(Benchmark):
     name = "tau2"
     subsets = ("retail", "airline", "telecom")
     default_split = "base"
+    train_splits = ("train",)  # tau2's split_tasks.json: "train" and "test" are disjoint; "base" is both
 
     def __init__(self) -> None:
         self._gold_cache: dict[tuple, Any] = {}

@@ -12,7 +12,8 @@ from ..errors import ConfigError
 
 # flag -> TrainConfig field, for the flags that override a config file
 _FLAGS = {
-    "policy": str, "output_dir": str, "benchmark": str, "subsets": str, "split": str, "task_ids": str,
+    "policy": str, "output_dir": str, "benchmark": str, "subsets": str, "split": str, "split_file": str,
+    "task_ids": str,
     "limit": int, "user_model": str, "user_base_url": str, "judge_model": str, "judge_base_url": str,
     "incomplete_scores": str, "num_generations": int, "batch_size": int,
     "gradient_accumulation_steps": int, "max_steps": int, "learning_rate": float, "beta": float,
@@ -37,7 +38,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         flag = "--" + name.replace("_", "-")
         p.add_argument(flag, type=kind, dest=name, default=None, help=_HELP[name])
     p.add_argument("--allow-test-split", action="store_true", default=None,
-                   help="train on the test split anyway (contaminates every score reported on it)")
+                   help="train on tasks evaluation reports anyway (any split other than the benchmark's train split; "
+                        "recorded in train_config.json; contaminates every score reported on them)")
     p.add_argument("--allow-scripted-user", action="store_true", default=None,
                    help="tests and smoke runs only: play subsets that need a user model with the scripted user "
                         "(its rewards carry no training signal)")
@@ -53,7 +55,11 @@ _HELP = {
     "policy": "checkpoint directory of the policy (weights, tokenizer with a chat template)",
     "output_dir": "where checkpoints, metrics.jsonl, samples/ and the final model go",
     "benchmark": "benchmark name (e.g. tau2)", "subsets": "comma-separated subsets (default: all)",
-    "split": "task split (default: train)", "task_ids": "comma-separated task ids", "limit": "tasks per subset",
+    "split": "task split (default: train); only a benchmark's train split passes without --split-file or "
+             "--allow-test-split",
+    "split_file": "JSON/YAML file of your own 'train' and 'held_out' task ids (benchmarks with no train split: "
+                  "BFCL, ACEBench); training plays only the train ids",
+    "task_ids": "comma-separated task ids", "limit": "tasks per subset",
     "user_model": "the user simulator: an endpoint model name or a checkpoint dir (required where the "
                   "benchmark plays an LLM user, e.g. tau2)",
     "user_base_url": "OpenAI-compatible base URL of the user model",

@@ -115,7 +115,7 @@ def test_sigkill_midway_then_resume_equals_uninterrupted(tmp_path):
 
 
 def test_unknown_task_ids_and_bad_limit_are_clear_errors(tmp_path, capsys):
-    with pytest.raises(ConfigError, match="--task-ids not found .*: 99"):
+    with pytest.raises(ConfigError, match="task ids not found .*: 99"):
         run(tmp_path / "r", plan(task_ids=["1", "99"]))
     from mua.harness.cli import main
     assert main(["eval", "--benchmark", "counter", "--agent", "gold", "--limit", "0", "--data-dir", "."]) == 2

@@ -55,6 +55,7 @@ def replay(messages: list[Message]) -> CounterEnv:
 class CounterBenchmark(Benchmark):
     name = "counter"
     subsets = ("easy", "hard")
+    train_splits = ("train",)
 
     def __init__(self, n_tasks: int = 4, limits: Optional[Limits] = None):
         self.n_tasks = n_tasks

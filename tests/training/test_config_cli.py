@@ -33,13 +33,43 @@ def test_shipped_example_config_loads():
         assert yaml.safe_load((CONFIGS / name).read_text())["num_processes"] >= 1
 
 
-def test_test_split_is_refused_unless_forced(tiny_checkpoint):
-    base = dict(policy=str(tiny_checkpoint), benchmark="tau2")
-    for split in ("test", None):
-        with pytest.raises(ConfigError, match="evaluation reports"):
-            TrainConfig(split=split, **base).validate(("test", None))
-    TrainConfig(split="test", allow_test_split=True, **base).validate(("test", None))
-    TrainConfig(split="train", **base).validate(("test", None))
+@pytest.mark.parametrize("bench_name, split", [
+    ("tau2", "test"), ("tau2", None), ("tau2", "base"), ("tau2", ""), ("tau2", "full"),
+    ("bfcl_v3", "train"), ("bfcl_v3", ""), ("bfcl_v3", None), ("bfcl_v3", "v3"), ("bfcl_v3", "v4"),
+    ("bfcl_v3", "base"), ("acebench", None), ("acebench", "train")])
+def test_only_a_train_split_passes_the_guard(tiny_checkpoint, bench_name, split):
+    """An allow-list: every split but the benchmark's own train split is refused (BFCL and ACEBench have
+    none), unless forced or divided by a split file."""
+    bench = get_benchmark(bench_name)
+    base = dict(policy=str(tiny_checkpoint), benchmark=bench_name, split=split, user_model="m")
+    with pytest.raises(ConfigError, match="refusing to train on .*only a train split passes"):
+        TrainConfig(**base).validate_for(bench)
+    TrainConfig(allow_test_split=True, **base).validate_for(bench)
+
+
+def test_tau2_train_split_passes(tiny_checkpoint):
+    TrainConfig(policy=str(tiny_checkpoint), benchmark="tau2", split="train", user_model="m").validate_for(
+        get_benchmark("tau2"))
+
+
+def test_split_file_trains_only_on_its_train_ids(tiny_checkpoint, tmp_path, data_dir):
+    from mua.training.grpo import load_training_tasks
+
+    bench = get_benchmark("bfcl_v3")
+    split = tmp_path / "split.yaml"
+    split.write_text(yaml.safe_dump({"train": ["multi_turn_base_1", "multi_turn_base_3"],
+                                     "held_out": ["multi_turn_base_0"]}))
+    cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="bfcl_v3", split=None, split_file=str(split),
+                      subsets=["multi_turn_base"]).validate_for(bench)
+    assert [t.id for t in load_training_tasks(bench, cfg, data_dir)] == ["multi_turn_base_1", "multi_turn_base_3"]
+    cfg.task_ids = ["multi_turn_base_0"]
+    with pytest.raises(ConfigError, match="not among the train ids"):
+        load_training_tasks(bench, cfg, data_dir)
+    for bad, message in [({"train": ["a"], "held_out": ["a"]}, "both in train and held_out"),
+                         ({"train": ["a"]}, "exactly the keys"), ({"train": [], "held_out": []}, "names no task")]:
+        split.write_text(yaml.safe_dump(bad))
+        with pytest.raises(ConfigError, match=message):
+            TrainConfig(policy=str(tiny_checkpoint), benchmark="bfcl_v3", split_file=str(split)).validate_for(bench)
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -127,7 +157,7 @@ def test_unknown_task_ids_are_refused(tiny_checkpoint):
 
     bench = CounterBenchmark(n_tasks=3)
     cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="counter", subsets=["easy"], task_ids=["1", "99"])
-    with pytest.raises(ConfigError, match="task_ids not found in counter easy \\(split train\\): 99"):
+    with pytest.raises(ConfigError, match="task ids not found in counter easy \\(split train\\): 99"):
         load_training_tasks(bench, cfg, Path("."))
     cfg.task_ids, cfg.limit = ["1", "2"], 1
     assert [t.id for t in load_training_tasks(bench, cfg, Path("."))] == ["1"]
@@ -162,7 +192,14 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
     assert main(args + ["--max-steps", "3"]) == 0
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == [1, 2, 3] and metrics[-1]["reward"] != 9.0
-    assert json.loads((out / "train_config.json").read_text())["max_steps"] == 3
+    recorded = json.loads((out / "train_config.json").read_text())
+    assert recorded["max_steps"] == 3 and recorded["trained_tasks"] == ["easy/0", "easy/1"]
+    # an evaluation of the trained model records which split it was trained on
+    from mua.harness.build import ModelSpec, describe
+
+    assert describe(ModelSpec(str(out)), None)["trained_on"] == {
+        "benchmark": "counter", "subsets": ["easy"], "split": "train", "split_file": None,
+        "allow_test_split": False}
     # the output is a normal checkpoint: the eval backend loads it with its chat template
     from mua.harness.models.transformers_backend import TransformersChatModel
 

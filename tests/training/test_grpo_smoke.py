@@ -196,7 +196,7 @@ def test_one_grpo_step_on_tau2_retail_train_tasks(tiny_checkpoint, data_dir, tmp
     cfg = TrainConfig(policy=str(tiny_checkpoint), output_dir=str(tmp_path / "out"), benchmark="tau2",
                       subsets=["retail"], split="train", task_ids=["105"], num_generations=2, batch_size=2,
                       max_steps=1, max_turn_tokens=12, max_completion_tokens=80, save_steps=10, progress=False,
-                      user_model="scripted").validate(("test", None, "base"))
+                      user_model="scripted").validate()
     tasks = load_training_tasks(bench, cfg, data_dir)
     assert [t.split for t in tasks] == ["train"]
 

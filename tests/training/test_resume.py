@@ -124,3 +124,42 @@ def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpo
     assert state["global_step"] == 2 and (out / "model.safetensors").is_file()
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert steps == [1, 2, 3]
+
+
+def test_resume_picks_the_newest_complete_checkpoint(tmp_path):
+    cfg = _run_dir(tmp_path, step=2)
+    half = tmp_path / "run" / "checkpoint-3"  # written by something else and cut short: no trainer state
+    half.mkdir()
+    (half / "config.json").write_text("{}")
+    (tmp_path / "run" / "checkpoint-4").mkdir()
+    (tmp_path / "run" / "checkpoint-4" / "trainer_state.json").write_text('{"global_st')
+    assert checkpoint_to_resume(cfg) == str(tmp_path / "run" / "checkpoint-2")
+
+
+@pytest.mark.slow
+def test_a_save_cut_short_leaves_no_checkpoint_and_the_rerun_resumes_from_the_previous(tiny_checkpoint, tmp_path):
+    from trl import GRPOTrainer
+
+    from mua.training.checkpoints import STAGING
+    from mua.training.grpo import train
+
+    class CrashWhileSavingStep2(GRPOTrainer):
+        def _save_rng_state(self, output_dir):
+            if self.state.global_step == 2:
+                raise OSError("disk full")  # the model and optimizer are written, the rest is not
+            return super()._save_rng_state(output_dir)
+
+    bench = CounterBenchmark(n_tasks=1)
+    cfg = TrainConfig(policy=str(tiny_checkpoint), output_dir=str(tmp_path / "run"), benchmark="counter",
+                      subsets=["easy"], allow_scripted_user=True, num_generations=2, batch_size=2, max_steps=2,
+                      max_turn_tokens=8, max_completion_tokens=24, save_steps=1, progress=False).validate()
+    with pytest.raises(OSError, match="disk full"):
+        train(cfg, bench, tmp_path, trainer_cls=CrashWhileSavingStep2)
+    out = tmp_path / "run"
+    assert (out / "checkpoint-1" / "trainer_state.json").is_file() and not (out / "checkpoint-2").exists()
+    assert (out / STAGING / "checkpoint-2" / "model.safetensors").is_file()  # the partial save, under its temp name
+    assert checkpoint_to_resume(cfg) == str(out / "checkpoint-1")
+    train(cfg, bench, tmp_path)
+    assert json.loads((out / "checkpoint-2" / "trainer_state.json").read_text())["global_step"] == 2
+    assert (out / "checkpoint-2" / "rng_state.pth").is_file() and not (out / STAGING).exists()
+    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [1, 2]
