@@ -96,32 +96,8 @@ def backend_factory(cfg: TrainConfig, stop_ids: set[int], pad_id: int) -> Callab
     return build
 
 
-def grpo_args(cfg: TrainConfig, **extra):
-    import torch
-    from trl import GRPOConfig
-
-    vllm = {}
-    if cfg.generation != "transformers" and not torch.cuda.is_available():
-        raise ConfigError(f"generation: {cfg.generation} needs vLLM on a CUDA GPU; use generation: transformers")
-    if cfg.generation != "transformers":
-        vllm = {"use_vllm": True, "vllm_mode": "colocate" if cfg.generation == "vllm_colocate" else "server"}
-        if cfg.generation == "vllm_server":
-            vllm["vllm_server_base_url"] = cfg.vllm_server_url
-    try:
-        return GRPOConfig(
-            output_dir=cfg.output_dir, num_generations=cfg.num_generations, per_device_train_batch_size=cfg.batch_size,
-            gradient_accumulation_steps=cfg.gradient_accumulation_steps, max_steps=cfg.max_steps,
-            learning_rate=cfg.learning_rate, beta=cfg.beta, loss_type=cfg.loss_type, temperature=cfg.temperature,
-            top_p=cfg.top_p, max_completion_length=cfg.max_turn_tokens,
-            seed=cfg.seed, bf16=cfg.bf16, use_cpu=not torch.cuda.is_available(), save_steps=cfg.save_steps,
-            save_total_limit=cfg.save_total_limit, logging_steps=cfg.logging_steps, report_to="none",
-            disable_tqdm=not cfg.progress, disable_dropout=True, **vllm, **extra)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"TRL refused the training settings: {exc}") from None
-
-
 def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer_cls=None,
-                  make_user: Optional[Callable[[Task, int], User]] = None, **grpo_extra):
+                  make_user: Optional[Callable[[Task, int], User]] = None):
     """The GRPOTrainer and its rollout function (exposed for tests and scripts); ``make_user`` replaces the
     user the config names."""
     from datasets import Dataset
@@ -154,7 +130,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = atomic(trainer_cls or GRPOTrainer)(
-        model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=grpo_args(cfg, **grpo_extra),
+        model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,
         train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(Path(cfg.output_dir), cfg.progress)])
     return trainer, rollout
 
