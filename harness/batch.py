@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from tqdm import tqdm
 
@@ -24,7 +24,8 @@ from .runner import run_episode
 from .seeds import episode_seed
 from .selection import TaskSelection
 from .selection import select_tasks as select
-from .summary import is_success, summarize_episodes
+from .stats import is_success
+from .summary import summarize_episodes
 from .types import Task
 
 log = logging.getLogger(__name__)
@@ -98,7 +99,8 @@ def _jsonable(value):
 
 async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models: Models) -> tuple[dict, float]:
     seed = episode_seed(plan.seed, task.subset, task.id, trial)
-    record = {"benchmark": bench.name, "subset": task.subset, "task_id": task.id, "trial": trial, "seed": seed}
+    record: dict[str, Any] = {"benchmark": bench.name, "subset": task.subset, "task_id": task.id, "trial": trial,
+                              "seed": seed}
     start = time.monotonic()
     try:
         agent = make_agent(bench, task, plan.agent, models, seed)
@@ -116,6 +118,7 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
                       error=f"{type(e).__name__}: {e}")
         return record, time.monotonic() - start
     score = result.score
+    assert score is not None  # run_episode scores unless asked not to
     record.update(
         reward=score.reward, components=score.components, termination=result.termination, turns=result.turns,
         messages=[m.to_dict() for m in result.messages],

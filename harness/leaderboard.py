@@ -215,7 +215,7 @@ def columns(rows: Sequence[Row], detail: bool = False) -> list[str]:
 def fmt_cell(cell: Optional[Cell]) -> str:
     if cell is None:
         return "-"
-    if cell.n is None:
+    if cell.n is None or cell.low is None or cell.high is None:  # a published number: no interval
         return f"{100 * cell.value:.1f}"
     flags = f" {cell.flags}" if cell.flags else ""
     return f"{100 * cell.value:.1f} [{100 * cell.low:.1f}, {100 * cell.high:.1f}] n={cell.n}{flags}"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from .errors import ConfigError, MuaError
 from .interfaces import Benchmark, ChatModel, ReplayItem
@@ -107,6 +107,8 @@ def _looks_like_mua_jsonl(path: Path) -> bool:
 async def replay(bench: Benchmark, item: ReplayItem, judge: Optional[ChatModel]) -> Score:
     """Play the recorded messages through ``run_episode`` (tool calls re-executed in a fresh environment, no
     budgets), then score with the recorded termination, or the one the adapter derives when none was given."""
+    if item.task is None:
+        raise ValueError(f"no task for {item.subset}/{item.task_id}")
     transcript = Transcript(item.messages)
     result = await run_episode(bench, item.task, ReplayAgent(transcript), ReplayUser(transcript),
                                score=False, replaying=True)
@@ -117,7 +119,7 @@ async def replay(bench: Benchmark, item: ReplayItem, judge: Optional[ChatModel])
 
 
 async def score_item(bench: Optional[Benchmark], item: ReplayItem, judge: Optional[ChatModel]) -> dict:
-    row = {"task_id": item.task_id, "subset": item.subset, "variant": item.variant,
+    row: dict[str, Any] = {"task_id": item.task_id, "subset": item.subset, "variant": item.variant,
            "reward": None, "components": {}, "error": item.error}
     if bench is not None and item.error is None:
         try:

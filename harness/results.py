@@ -1,7 +1,8 @@
 """The results store of one run directory: config.json, episodes.jsonl, timings.jsonl, summary.json.
 
 episodes.jsonl is append-only while a run is in flight: each finished episode's line is written and flushed
-at once, then fsynced (concurrent episodes share one fsync), so a crash loses at most the episodes in flight. Reading tolerates a torn last line, and the last record of a
+at once, then fsynced (concurrent episodes share one fsync), so a crash loses at most the episodes in flight.
+Reading tolerates a torn last line, and the last record of a
 (subset, task, trial) wins, so re-running errored episodes never duplicates them. When a run completes the
 file is rewritten atomically in canonical order, which makes it byte-identical across reruns with the same
 seed and model answers. Wall-clock timings live in timings.jsonl for that reason.
@@ -122,7 +123,7 @@ def _drop_torn_tail(path: Path) -> None:
 
 def read_jsonl(path: Path) -> list[dict]:
     """All complete records of a JSONL file; a torn or garbled line (a crash mid-write) is skipped."""
-    records = []
+    records: list[dict] = []
     if not Path(path).exists():
         return records
     with open(path, encoding="utf-8") as f:

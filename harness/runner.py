@@ -148,9 +148,11 @@ async def run_episode(benchmark: Benchmark, task: Task, agent: Agent, user: User
         if (limit := spec.limits.max_user_turns) is not None and turn >= limit:
             termination = MAX_TURNS
             break
-        if termination := await _user_turn(spec, user, messages, budget):
+        if ended := await _user_turn(spec, user, messages, budget):
+            termination = ended
             break
-        if termination := await _agent_turn(spec, agent, turn, messages, budget):
+        if ended := await _agent_turn(spec, agent, turn, messages, budget):
+            termination = ended
             break
         turn += 1
     user_turns = sum(1 for m in messages if m.role == "user" and m.content)

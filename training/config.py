@@ -132,6 +132,8 @@ class TrainConfig(GRPOConfig):
         self.batch_size, self.max_turn_tokens = self.per_device_train_batch_size, self.max_completion_length
 
     def _check_values(self) -> None:
+        if self.max_completion_length is None:
+            raise ConfigError("max_turn_tokens (max_completion_length) must be set")
         if self.num_generations is None or self.num_generations < 2:
             raise ConfigError("num_generations must be at least 2 (GRPO compares episodes within a group)")
         batch = self.per_device_train_batch_size
@@ -158,6 +160,16 @@ class TrainConfig(GRPOConfig):
             raise ConfigError("top_p must be in (0, 1]")
         if self.learning_rate <= 0 or self.beta < 0:
             raise ConfigError("learning_rate must be > 0 and beta >= 0")
+
+    @property
+    def out(self) -> Path:
+        """``output_dir`` as a path (it always has a value: mua's default is runs/train)."""
+        return Path(self.output_dir or "runs/train")
+
+    @property
+    def turn_tokens(self) -> int:
+        """Generated tokens per agent reply (``max_turn_tokens``, TRL's ``max_completion_length``)."""
+        return int(self.max_completion_length or 0)
 
     def settings(self) -> dict:
         """Every setting as JSON values (what train_config.json records)."""
@@ -192,6 +204,11 @@ _TRL_DEFAULTS = {f.name: f.default for f in fields(GRPOConfig)}  # TRL's own def
 _SCALARS = (bool, int, float, str, Optional[bool], Optional[int], Optional[float], Optional[str])
 _CHECKED = _MUA_FIELDS + tuple(name for name, kind in get_type_hints(GRPOConfig).items()  # TRL's scalars
                                if name in _TRL_DEFAULTS and kind in _SCALARS)
+
+
+def model_params(value: Union[dict, str, None]) -> dict:
+    """A user or judge model's parameters (checked to be a mapping when the config was made)."""
+    return dict(value) if isinstance(value, dict) else {}
 
 
 def parse_config(argv: list[str]) -> TrainConfig:

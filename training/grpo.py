@@ -15,7 +15,7 @@ from mua.harness.types import Task
 
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend
 from .checkpoints import atomic, clear_staging
-from .config import SCRIPTED, TrainConfig, check_checkpoint_dir, check_user_model
+from .config import SCRIPTED, TrainConfig, check_checkpoint_dir, check_user_model, model_params
 from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
 from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
@@ -59,7 +59,8 @@ def user_factory(bench: Benchmark, cfg: TrainConfig) -> UserFactory:
         return UserFactory(bench)
     from mua.harness.models import make_chat_model
 
-    return UserFactory(bench, make_chat_model(cfg.user_model, base_url=cfg.user_base_url, **dict(cfg.user_params)))
+    model = make_chat_model(cfg.user_model, base_url=cfg.user_base_url, **model_params(cfg.user_params))
+    return UserFactory(bench, model)
 
 
 def judge_model(cfg: TrainConfig):
@@ -67,14 +68,14 @@ def judge_model(cfg: TrainConfig):
         return None
     from mua.harness.models import make_chat_model
 
-    return make_chat_model(cfg.judge_model, base_url=cfg.judge_base_url, **dict(cfg.judge_params))
+    return make_chat_model(cfg.judge_model, base_url=cfg.judge_base_url, **model_params(cfg.judge_params))
 
 
 def policy_factory(tokenizer, stop_ids: set[int], cfg: TrainConfig, backend_ref: Callable[[], Any],
                    max_context: Optional[int]) -> Callable[[int], StreamPolicy]:
     suffixer = TemplateSuffixer(tokenizer, stop_text_of(tokenizer, stop_ids))
     parse = get_parser(parser_for_template(tokenizer.chat_template))
-    budget = Budget(cfg.max_turn_tokens, cfg.max_completion_tokens)
+    budget = Budget(cfg.turn_tokens, cfg.max_completion_tokens)
     sampling = Sampling(cfg.temperature, cfg.top_p)
     return lambda seed: StreamPolicy(backend_ref(), tokenizer, suffixer, stop_ids, parse, budget, sampling,
                                      seed, max_context=max_context)
@@ -120,7 +121,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
         raise ConfigError(f"{cfg.policy}: neither the tokenizer nor generation_config names an EOS token")
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(stop_ids)
     rollout: Optional[RolloutFunc] = None
-    make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,
+    make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,  # type: ignore[union-attr]
                                  getattr(model.config, "max_position_embeddings", None))
     settings = RolloutSettings(seed=cfg.seed, concurrency=cfg.concurrency, truncated_reward=cfg.truncated_reward,
                                mask_truncated=cfg.mask_truncated, incomplete_scores=cfg.incomplete_scores,
@@ -131,7 +132,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = atomic(trainer_cls or GRPOTrainer)(
         model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,
-        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(Path(cfg.output_dir), cfg.progress)])
+        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(cfg.out, cfg.progress)])
     return trainer, rollout
 
 
@@ -142,7 +143,7 @@ def train(cfg: TrainConfig, bench: Benchmark, data_dir: Path, trainer_cls=None) 
     continues the run recorded there (see :mod:`.resume`); Ctrl-C saves a checkpoint at the end of the
     current step and raises :class:`TrainingInterrupted`."""
     cfg.validate_for(bench)
-    out = Path(cfg.output_dir)
+    out = cfg.out
     resume = checkpoint_to_resume(cfg)
     tasks = load_training_tasks(bench, cfg, data_dir)
     stop = SaveOnInterrupt()

@@ -45,7 +45,7 @@ def checkpoint_to_resume(cfg: TrainConfig) -> Optional[str]:
     """Checks ``cfg.output_dir`` before anything is loaded; returns the checkpoint to resume from, if any.
     Refuses: a non-empty directory with --no-resume, a directory that is not a training run's, and a
     resume whose settings differ from the recorded run's in anything that matters."""
-    out = Path(cfg.output_dir)
+    out = cfg.out
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output_dir {out} is a file, not a directory")
     if not out.is_dir() or not any(out.iterdir()):
@@ -123,7 +123,7 @@ def record_config(cfg: TrainConfig, task_keys: Optional[list[str]] = None) -> No
     """Write the run's settings (with the split protocol it followed: split, split_file, allow_test_split) and
     the keys of the tasks it trains on. The file sits beside the final model, so an evaluation of that model
     records where its training tasks came from."""
-    out = Path(cfg.output_dir)
+    out = cfg.out
     out.mkdir(parents=True, exist_ok=True)
     values = cfg.settings()
     if task_keys is not None:

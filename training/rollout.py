@@ -23,6 +23,7 @@ from mua.harness.errors import ModelError
 from mua.harness.interfaces import Benchmark, ChatModel, Limits, User
 from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, run_episode
 from mua.harness.seeds import derive_seed
+from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
 
 from .policy import BudgetExhausted, StreamPolicy
@@ -98,8 +99,9 @@ class EpisodePlayer:
     async def aclose(self) -> None:
         """Close the user and judge model clients (HTTP sessions) in the loop that used them."""
         for model in (getattr(self.make_user, "model", None), self.judge):
-            if hasattr(model, "aclose"):
-                await model.aclose()
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
 
     def task(self, key: str) -> Task:
         if key not in self.tasks:
@@ -182,7 +184,7 @@ def episode_reward(prompts, completions, episode_reward=None, episode_stats=None
         n = len(episode_stats)
         ok = [r for r in episode_reward if r is not None]
         turns = sum(s["agent_turns"] for s in episode_stats)
-        log_metric("episode/pass_rate", sum(r >= 1.0 - 1e-6 for r in ok) / max(len(ok), 1))
+        log_metric("episode/pass_rate", sum(is_success(r) for r in ok) / max(len(ok), 1))
         log_metric("episode/turns", sum(s["turns"] for s in episode_stats) / n)
         log_metric("episode/generated_tokens", sum(s["generated_tokens"] for s in episode_stats) / n)
         log_metric("episode/clip_ratio", sum(s["clipped_turns"] for s in episode_stats) / max(turns, 1))
@@ -216,7 +218,7 @@ class RolloutFunc:
     def __init__(self, player: EpisodePlayer, backend_for: Callable[[Any], Any], samples_per_step: int = 4):
         self.player, self.backend_for = player, backend_for
         self.samples_per_step = samples_per_step
-        self.backend = None
+        self.backend: Any = None  # built on the first rollout
         self._round: tuple[int, int] = (-1, 0)  # (global step, rollouts made at that step)
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self.last: list[EpisodeOutcome] = []

@@ -29,7 +29,7 @@ def teacher_policy(tokenizer, stop_ids: set[int], budget: Optional[Budget] = Non
 async def _gold_stream(bench: Benchmark, task: Task, tokenizer, stop_ids: set[int]) -> tuple[TokenStream, list]:
     policy = teacher_policy(tokenizer, stop_ids)
     result = await run_episode(bench, task, TeacherForcedAgent(bench.gold_agent(task), policy), bench.gold_user(task))
-    return policy.stream.trimmed(), result.messages
+    return policy.live_stream.trimmed(), result.messages
 
 
 def gold_streams(bench: Benchmark, tasks: list[Task], tokenizer, stop_ids: set[int]) -> list[TokenStream]:

@@ -132,7 +132,7 @@ def _json_schema(node: Any) -> Any:
         return [_json_schema(v) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "type" and isinstance(value, str):
             mapped = _TYPE_NAMES.get(value, value)

@@ -34,7 +34,7 @@ def check_end_state(saved: list[dict], expected: Any) -> EndStateVerdict:
     if len(expected_list) != len(saved):
         return EndStateVerdict(False, [], "wrong number of class")
     verdict = EndStateVerdict(True)
-    last = {"valid": True, "errors": [], "error_type": ""}
+    last: dict[str, Any] = {"valid": True, "errors": [], "error_type": ""}
     for exp in expected_list:
         match = next((s for s in saved if set(s.keys()) == set(exp.keys())), None)
         if match:
@@ -47,7 +47,7 @@ def check_end_state(saved: list[dict], expected: Any) -> EndStateVerdict:
 
 
 def _check_class(saved: dict, expected: dict) -> dict:
-    result = {"valid": True, "errors": [], "error_type": "class attributes wrong"}
+    result: dict[str, Any] = {"valid": True, "errors": [], "error_type": "class attributes wrong"}
     name = next(iter(expected))
     want = next(iter(expected.values()))
     have = next(iter(saved.values()))

@@ -12,6 +12,7 @@ from typing import Iterable, Optional
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, ReplayItem, User
+from mua.harness.stats import is_success
 from mua.harness.types import Message, Score, Task
 from mua.harness.users import ScriptedUser
 
@@ -83,10 +84,12 @@ class BfclBenchmark(Benchmark):
 
     def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
         """A BFCL result file, scored against the data release that produced it (see official.py)."""
-        return read_result_file(self, Path(path), Path(data_dir))
+        data_dir = Path(data_dir)
+        return read_result_file(lambda subset, version: self.load_release(data_dir, subset, version), Path(path),
+                                data_dir)
 
     def summarize(self, episodes: list[dict]) -> dict:
         """``accuracy``: fraction of (non-error) episodes that pass; with one trial, the fraction of tasks."""
         scored = [e for e in episodes if e.get("error") is None and e.get("reward") is not None]
-        passed = sum(1 for e in scored if e["reward"] >= 1.0 - 1e-6)
+        passed = sum(1 for e in scored if is_success(e["reward"]))
         return {"accuracy": passed / len(scored) if scored else 0.0, "passed": passed, "scored": len(scored)}

@@ -41,11 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> EvalPlan:
-    if args.agent == GOLD:
-        agent = ModelSpec(name=GOLD)
-    elif args.agent_model:
-        agent = model_spec(args, "agent")
-    else:
+    agent = ModelSpec(name=GOLD) if args.agent == GOLD else model_spec(args, "agent")
+    if agent is None:
         raise ConfigError("choose an agent: --agent-model NAME_OR_PATH, or --agent gold")
     if args.trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
         raise ConfigError("--trials, --concurrency and --limit must be at least 1")

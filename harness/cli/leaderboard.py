@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--published", nargs="*", metavar="SOURCE", help="add published reference rows (all "
                    "sources, or the named ones, e.g. mua-rl)")
     p.add_argument("--published-file", type=Path, default=DEFAULT_PUBLISHED, help="published numbers (JSON)")
-    p.add_argument("--detail", action="store_true", help="add per-subset columns (ACEBench per language); CSV always has them")
+    p.add_argument("--detail", action="store_true",
+                   help="add per-subset columns (ACEBench per language); CSV always has them")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")

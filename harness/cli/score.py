@@ -11,6 +11,7 @@ from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..replay import TaskIndex, read_items, score_all
 from ..results import dumps, write_atomic
+from ..stats import is_success
 from .common import add_data_dir, add_model_flags, model_spec
 
 
@@ -48,13 +49,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_atomic(Path(args.out), text)
     errors = sum(1 for r in rows if r["error"])
-    passed = sum(1 for r in rows if r["reward"] == 1.0)
+    passed = sum(1 for r in rows if is_success(r["reward"]))
     print(f"scored {len(rows)} trajectories: {passed} pass, {errors} errors", file=sys.stderr)
     for row in [r for r in rows if r["error"]][:5]:
         print(f"  error: {row['error']}", file=sys.stderr)
     official = [r for r in rows if "official" in r and r["error"] is None]
     if official:
-        agree = sum(1 for r in official if (r["reward"] == 1.0) == _official_pass(r["official"]))
+        agree = sum(1 for r in official if is_success(r["reward"]) == _official_pass(r["official"]))
         print(f"agreement with the official verdicts: {agree}/{len(official)}", file=sys.stderr)
     return 1 if errors else 0  # every line still has its output row; a non-zero exit says some are errors
 
@@ -63,5 +64,5 @@ def _official_pass(official: dict) -> bool:
     for key in ("reward", "valid", "pass"):
         if key in official:
             value = official[key]
-            return bool(value) if isinstance(value, bool) else float(value) >= 1 - 1e-6
+            return bool(value) if isinstance(value, bool) else is_success(float(value))
     return False

@@ -14,7 +14,7 @@ import inspect
 
 import torch
 
-from .local import GenerationRequest, GenerationResult
+from .generation import GenerationRequest, GenerationResult
 
 
 def _logits_kwarg(model) -> dict:

@@ -27,7 +27,7 @@ from ..types import Message, ToolCall, ToolSpec, Usage
 try:  # tenacity >= 8.3: also stops when the next sleep would overrun the total budget
     from tenacity import stop_before_delay as _stop_delay
 except ImportError:  # pragma: no cover - older tenacity
-    from tenacity import stop_after_delay as _stop_delay
+    from tenacity import stop_after_delay as _stop_delay  # type: ignore[assignment]
 
 log = logging.getLogger("mua.models")
 

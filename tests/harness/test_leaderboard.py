@@ -214,7 +214,7 @@ def test_bfcl_accuracy_matches_official_leaderboard_csv(make_run, real_dir):
         official = {r["Model"].split(" ")[0].replace("/", "_"): r for r in csv.DictReader(f)}
     for model, row in official.items():
         results = {}
-        for cat, col in (("base", "Base"), ("miss_func", "Miss Func"), ("miss_param", "Miss Param")):
+        for cat, _col in (("base", "Base"), ("miss_func", "Miss Func"), ("miss_param", "Miss Param")):
             lines = (bfcl / f"{model}__BFCL_v4_multi_turn_{cat}_score.json").read_text().splitlines()
             header, failed = json.loads(lines[0]), {json.loads(x)["id"] for x in lines[1:] if x.strip()}
             results[f"multi_turn_{cat}"] = {f"multi_turn_{cat}_{i}": [0 if f"multi_turn_{cat}_{i}" in failed else 1]

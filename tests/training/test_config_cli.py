@@ -122,8 +122,9 @@ def test_values_are_converted_to_their_setting_type(tmp_path, text, key, expecte
     ("limit: [3]", "limit must be an integer, or null; got [3]"),
     ("subsets: 5", "subsets must be a list of strings"), ("max_steps: 1.5", "max_steps must be an integer"),
     ("beta: null", "beta must be a number, not null"), ("user_params: hot", "user_params must be a mapping"),
-    ("learning_rate: fast", "--learning_rate/--learning-rate: invalid float value"), ("learning_rate: .nan", "learning_rate"),
-    ("bf16: 'maybe'", "argument --bf16: Truthy value expected"), ("bf16: 2", "bf16 must be true or false"), ("task_ids: [1.5]", "task_ids must be a list of strings"),
+    ("learning_rate: fast", "--learning_rate/--learning-rate: invalid float value"),
+    ("learning_rate: .nan", "learning_rate"), ("bf16: 'maybe'", "argument --bf16: Truthy value expected"),
+    ("bf16: 2", "bf16 must be true or false"), ("task_ids: [1.5]", "task_ids must be a list of strings"),
     ("resume: 1", "resume must be true or false")])
 def test_values_of_the_wrong_type_name_the_key(tmp_path, text, message):
     path = tmp_path / "c.yaml"

@@ -199,9 +199,11 @@ def test_one_grpo_step_on_tau2_retail_train_tasks(tiny_checkpoint, data_dir, tmp
                       user_model="scripted").validate()
     tasks = load_training_tasks(bench, cfg, data_dir)
     assert [t.split for t in tasks] == ["train"]
-    # three user turns, so the stream carries user suffixes as well as any tool results
-    user = lambda task, seed: ScriptedUser(["I want to exchange an item.", "Are you sure? Please check again.",
-                                            "###STOP###"], stop_markers=["###STOP###"])  # noqa: E731
+
+    def user(task, seed):  # three user turns, so the stream carries user suffixes as well as any tool results
+        return ScriptedUser(["I want to exchange an item.", "Are you sure? Please check again.", "###STOP###"],
+                            stop_markers=["###STOP###"])
+
     trainer, rollout = build_trainer(cfg, bench, tasks, trainer_cls=_capturing_trainer(), make_user=user)
     trainer._rollout = rollout
     trainer.train()

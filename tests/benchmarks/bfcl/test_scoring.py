@@ -53,7 +53,8 @@ def test_real_results_match_official_v3_verdicts(data_dir, real_dir):
     fixture = json.loads((FIXTURES / "official_v3_real_verdicts.json").read_text())["verdicts"]
     bench = BfclBenchmark()
     for name, expected in fixture.items():
-        items = list(read_result_file(bench, real_dir / "bfcl" / name, data_dir, bfcl_data.V3))
+        items = list(read_result_file(lambda s, v: bench.load_release(data_dir, s, v), real_dir / "bfcl" / name,
+                                      data_dir, bfcl_data.V3))
         assert len(items) == 200 and {it.variant for it in items} == {"v3"}
         got = {}
         recorded_agree = 0

@@ -110,5 +110,6 @@ def test_unparseable_and_unknown_calls_are_skipped_in_replay(data_dir):
     messages = _gold_messages(task)
     junk = [Message(role="assistant", tool_calls=[ToolCall(id="x", name="cancel_pending_order", arguments="{bad"),
                                                   ToolCall(id="y", name="drop_tables", arguments="{}")]),
-            Message(role="tool", content="Error", tool_call_id="x"), Message(role="tool", content="E", tool_call_id="y")]
+            Message(role="tool", content="Error", tool_call_id="x"),
+            Message(role="tool", content="E", tool_call_id="y")]
     assert BENCH.score(task, messages[:2] + junk + messages[2:]).reward == 1.0

@@ -92,7 +92,10 @@ def test_evaluated_task_reports_unmatched(data_dir):
             {"action_id": f"{tid}_0", "name": name, "arguments": {"x": 1}}], "reward_basis": ["DB"]}},
             "retail", data_dir)
     tasks = {"1": task("1", "a"), "2": task("2", "b")}
-    checks = lambda name: {"action_checks": [{"action": {"action_id": "9_0", "name": name, "arguments": {"x": 1}}}]}
+
+    def checks(name):
+        return {"action_checks": [{"action": {"action_id": "9_0", "name": name, "arguments": {"x": 1}}}]}
+
     assert evaluated_task(tasks, "1", checks("a"))[0] is tasks["1"]
     assert evaluated_task(tasks, "1", checks("b"))[0] is tasks["2"]
     found, why = evaluated_task(tasks, "1", checks("c"))
@@ -109,7 +112,8 @@ def test_parse_reward_info_reads_a_repr_string_without_running_it():
 
 
 def test_read_official_shapes(real_dir, data_dir):
-    path = real_dir / "tau2" / "blakeelias__2025-10-05T07-42-54.471516_airline_llm_agent_grok-3_user_simulator_grok-3.json"
+    path = (real_dir / "tau2"
+            / "blakeelias__2025-10-05T07-42-54.471516_airline_llm_agent_grok-3_user_simulator_grok-3.json")
     items = list(BENCH.read_official(path, data_dir))
     assert len(items) == 5 and all(i.task is not None and i.official for i in items)
     calls = [c for i in items for m in i.messages if m.tool_calls for c in m.tool_calls]

@@ -9,7 +9,7 @@ pytest.importorskip("torch", reason="local backends need torch (pip install 'mua
 from mua.benchmarks.tau2 import Tau2Benchmark  # noqa: E402
 from mua.harness.agents import ModelAgent  # noqa: E402
 from mua.harness.models.chat_template import render_prompt  # noqa: E402
-from mua.harness.models.local import GenerationResult  # noqa: E402
+from mua.harness.models.generation import GenerationResult  # noqa: E402
 from mua.harness.models.trace import record_turns  # noqa: E402
 from mua.harness.models.transformers_backend import TransformersChatModel  # noqa: E402
 from mua.harness.runner import agent_view, run_episode  # noqa: E402
