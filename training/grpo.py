@@ -15,7 +15,7 @@ from mua.harness.types import Task
 
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend
 from .checkpoints import atomic, clear_staging
-from .config import SCRIPTED, TrainConfig, check_checkpoint_dir, check_user_model
+from .config import SCRIPTED, TrainConfig, check_checkpoint_dir, check_user_model, model_params
 from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
 from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
@@ -59,7 +59,8 @@ def user_factory(bench: Benchmark, cfg: TrainConfig) -> UserFactory:
         return UserFactory(bench)
     from mua.harness.models import make_chat_model
 
-    return UserFactory(bench, make_chat_model(cfg.user_model, base_url=cfg.user_base_url, **dict(cfg.user_params)))
+    model = make_chat_model(cfg.user_model, base_url=cfg.user_base_url, **model_params(cfg.user_params))
+    return UserFactory(bench, model)
 
 
 def judge_model(cfg: TrainConfig):
@@ -67,14 +68,14 @@ def judge_model(cfg: TrainConfig):
         return None
     from mua.harness.models import make_chat_model
 
-    return make_chat_model(cfg.judge_model, base_url=cfg.judge_base_url, **dict(cfg.judge_params))
+    return make_chat_model(cfg.judge_model, base_url=cfg.judge_base_url, **model_params(cfg.judge_params))
 
 
 def policy_factory(tokenizer, stop_ids: set[int], cfg: TrainConfig, backend_ref: Callable[[], Any],
                    max_context: Optional[int]) -> Callable[[int], StreamPolicy]:
     suffixer = TemplateSuffixer(tokenizer, stop_text_of(tokenizer, stop_ids))
     parse = get_parser(parser_for_template(tokenizer.chat_template))
-    budget = Budget(cfg.max_turn_tokens, cfg.max_completion_tokens)
+    budget = Budget(cfg.turn_tokens, cfg.max_completion_tokens)
     sampling = Sampling(cfg.temperature, cfg.top_p)
     return lambda seed: StreamPolicy(backend_ref(), tokenizer, suffixer, stop_ids, parse, budget, sampling,
                                      seed, max_context=max_context)
@@ -96,32 +97,8 @@ def backend_factory(cfg: TrainConfig, stop_ids: set[int], pad_id: int) -> Callab
     return build
 
 
-def grpo_args(cfg: TrainConfig, **extra):
-    import torch
-    from trl import GRPOConfig
-
-    vllm: dict[str, Any] = {}
-    if cfg.generation != "transformers" and not torch.cuda.is_available():
-        raise ConfigError(f"generation: {cfg.generation} needs vLLM on a CUDA GPU; use generation: transformers")
-    if cfg.generation != "transformers":
-        vllm = {"use_vllm": True, "vllm_mode": "colocate" if cfg.generation == "vllm_colocate" else "server"}
-        if cfg.generation == "vllm_server":
-            vllm["vllm_server_base_url"] = cfg.vllm_server_url
-    try:
-        return GRPOConfig(
-            output_dir=cfg.output_dir, num_generations=cfg.num_generations, per_device_train_batch_size=cfg.batch_size,
-            gradient_accumulation_steps=cfg.gradient_accumulation_steps, max_steps=cfg.max_steps,
-            learning_rate=cfg.learning_rate, beta=cfg.beta, loss_type=cfg.loss_type, temperature=cfg.temperature,
-            top_p=cfg.top_p, max_completion_length=cfg.max_turn_tokens,
-            seed=cfg.seed, bf16=cfg.bf16, use_cpu=not torch.cuda.is_available(), save_steps=cfg.save_steps,
-            save_total_limit=cfg.save_total_limit, logging_steps=cfg.logging_steps, report_to="none",
-            disable_tqdm=not cfg.progress, disable_dropout=True, **vllm, **extra)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"TRL refused the training settings: {exc}") from None
-
-
 def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer_cls=None,
-                  make_user: Optional[Callable[[Task, int], User]] = None, **grpo_extra):
+                  make_user: Optional[Callable[[Task, int], User]] = None):
     """The GRPOTrainer and its rollout function (exposed for tests and scripts); ``make_user`` replaces the
     user the config names."""
     from datasets import Dataset
@@ -154,8 +131,8 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = atomic(trainer_cls or GRPOTrainer)(
-        model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=grpo_args(cfg, **grpo_extra),
-        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(Path(cfg.output_dir), cfg.progress)])
+        model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,
+        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(cfg.out, cfg.progress)])
     return trainer, rollout
 
 
@@ -166,7 +143,7 @@ def train(cfg: TrainConfig, bench: Benchmark, data_dir: Path, trainer_cls=None) 
     continues the run recorded there (see :mod:`.resume`); Ctrl-C saves a checkpoint at the end of the
     current step and raises :class:`TrainingInterrupted`."""
     cfg.validate_for(bench)
-    out = Path(cfg.output_dir)
+    out = cfg.out
     resume = checkpoint_to_resume(cfg)
     tasks = load_training_tasks(bench, cfg, data_dir)
     stop = SaveOnInterrupt()

@@ -12,22 +12,45 @@ from helpers.counter_bench import CounterBenchmark
 from mua.harness.cli import main
 from mua.harness.errors import ConfigError
 from mua.harness.registry import get_benchmark, register_benchmark
-from mua.training.config import TrainConfig, load_config
+from mua.training.config import TrainConfig, parse_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "training" / "configs"
 
 
+def load_config(path, flags=()):
+    return parse_config((["--config", str(path)] if path else []) + list(flags))
+
+
 def test_yaml_then_flags_and_unknown_keys(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump({"benchmark": "tau2", "subsets": ["retail"], "max_steps": 5}))
-    cfg = load_config(str(path), {"max_steps": 9, "subsets": "retail,airline", "seed": None})
-    assert (cfg.benchmark, cfg.max_steps, cfg.subsets, cfg.seed) == ("tau2", 9, ["retail", "airline"], 0)
-    with pytest.raises(ConfigError, match="unknown training setting 'max_step'"):
-        load_config(None, {"max_step": 3})
+    path.write_text(yaml.safe_dump({"benchmark": "tau2", "subsets": ["retail"], "max_steps": 5, "bf16": True}))
+    cfg = load_config(path, ["--max-steps", "9", "--subsets", "retail,airline", "--bf16", "false"])
+    assert (cfg.benchmark, cfg.max_steps, cfg.subsets, cfg.seed, cfg.bf16) == ("tau2", 9, ["retail", "airline"], 0,
+                                                                               False)
+    with pytest.raises(ConfigError, match="unknown training setting in the config file: .*max_step"):
+        path.write_text("max_step: 3\n")
+        load_config(path)
+    with pytest.raises(ConfigError, match="unknown flags: .*--max-step"):
+        load_config(None, ["--max-step", "3"])
+
+
+def test_every_trl_option_is_a_setting_and_mua_names_stand_for_trl_fields(tmp_path):
+    """TRL's own fields (scheduler, warm-up, weight decay, loggers) need no copying: YAML keys and flags."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"benchmark": "x", "lr_scheduler_type": "cosine", "warmup_steps": 3,
+                                    "weight_decay": 0.1, "report_to": ["tensorboard"], "batch_size": 6,
+                                    "num_generations": 3, "max_turn_tokens": 32}))
+    cfg = load_config(path, ["--adam_beta2", "0.95", "--generation", "transformers", "--no-progress"])
+    assert (cfg.lr_scheduler_type.value, cfg.warmup_steps, cfg.weight_decay, cfg.report_to, cfg.adam_beta2) == (
+        "cosine", 3, 0.1, ["tensorboard"], 0.95)
+    assert (cfg.per_device_train_batch_size, cfg.max_completion_length, cfg.disable_tqdm) == (6, 32, True)
+    from trl import GRPOConfig
+
+    assert isinstance(cfg, GRPOConfig)  # handed to GRPOTrainer as its args, nothing copied
 
 
 def test_shipped_example_config_loads():
-    cfg = load_config(str(CONFIGS / "example.yaml"), {})
+    cfg = load_config(CONFIGS / "example.yaml")
     assert cfg.split == "train" and cfg.batch_size % cfg.num_generations == 0
     for name in ("accelerate_ddp.yaml", "accelerate_zero2.yaml", "accelerate_zero3.yaml"):
         assert yaml.safe_load((CONFIGS / name).read_text())["num_processes"] >= 1
@@ -90,23 +113,24 @@ def test_invalid_settings(tiny_checkpoint, bad, message):
 def test_values_are_converted_to_their_setting_type(tmp_path, text, key, expected):
     path = tmp_path / "c.yaml"
     path.write_text(text + "\n")
-    value = getattr(load_config(str(path), {}), key)
+    value = getattr(load_config(path), key)
     assert value == expected and type(value) is type(expected)
 
 
 @pytest.mark.parametrize("text, message", [
-    ("num_generations: four", "num_generations must be an integer; got 'four'"),
-    ("limit: '3'", "limit must be an integer, or null; got '3'"),
+    ("num_generations: four", "argument --num_generations/--num-generations: invalid int value: 'four'"),
+    ("limit: [3]", "limit must be an integer, or null; got [3]"),
     ("subsets: 5", "subsets must be a list of strings"), ("max_steps: 1.5", "max_steps must be an integer"),
     ("beta: null", "beta must be a number, not null"), ("user_params: hot", "user_params must be a mapping"),
-    ("learning_rate: fast", "learning_rate must be a number"), ("learning_rate: .nan", "learning_rate"),
-    ("bf16: 'yes'", "bf16 must be true or false"), ("task_ids: [1.5]", "task_ids must be a list of strings"),
+    ("learning_rate: fast", "--learning_rate/--learning-rate: invalid float value"),
+    ("learning_rate: .nan", "learning_rate"), ("bf16: 'maybe'", "argument --bf16: Truthy value expected"),
+    ("bf16: 2", "bf16 must be true or false"), ("task_ids: [1.5]", "task_ids must be a list of strings"),
     ("resume: 1", "resume must be true or false")])
 def test_values_of_the_wrong_type_name_the_key(tmp_path, text, message):
     path = tmp_path / "c.yaml"
     path.write_text(text + "\n")
     with pytest.raises(ConfigError, match=re.escape(message)):
-        load_config(str(path), {})
+        load_config(path)
 
 
 def test_scripted_user_is_refused_where_the_benchmark_needs_a_user_model(tiny_checkpoint):
@@ -170,7 +194,7 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
     args = ["train", "--benchmark", "counter", "--policy", str(tiny_checkpoint), "--output-dir", str(out),
             "--subsets", "easy", "--allow-scripted-user", "--num-generations", "2", "--batch-size", "4",
             "--max-turn-tokens", "8", "--max-completion-tokens", "24", "--save-steps", "1", "--no-progress",
-            "--data-dir", str(tmp_path)]
+            "--data-dir", str(tmp_path), "--lr-scheduler-type", "constant"]  # a TRL flag; lets max_steps grow
     assert main(args + ["--split", "test"]) == 2
     assert "refusing to train" in capsys.readouterr().err
     assert main(args + ["--max-steps", "1"]) == 0

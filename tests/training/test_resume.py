@@ -15,9 +15,19 @@ from mua.training.resume import checkpoint_to_resume, record_config, rewind_logs
 from mua.training.stopping import SaveOnInterrupt, any_rank
 
 
+def _settings(tmp_path, **settings) -> dict:
+    return dict(policy=str(tmp_path / "policy"), output_dir=str(tmp_path / "run"), benchmark="counter",
+                subsets=["easy"]) | settings
+
+
+def replace(cfg, **changes):
+    """The config the same run's settings plus ``changes`` give (as a rerun with other flags would)."""
+    return TrainConfig(**(cfg._given | changes))
+
+
 def _run_dir(tmp_path, step=2, **settings):
-    cfg = TrainConfig(policy=str(tmp_path / "policy"), output_dir=str(tmp_path / "run"), benchmark="counter",
-                      subsets=["easy"], **settings)
+    cfg = TrainConfig(**_settings(tmp_path, **settings))
+    cfg._given = _settings(tmp_path, **settings)
     record_config(cfg)
     (tmp_path / "run" / f"checkpoint-{step}").mkdir()
     (tmp_path / "run" / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps({"global_step": step}))
@@ -38,14 +48,24 @@ def test_no_resume_refuses_a_non_empty_output_dir(tmp_path):
 def test_resume_refuses_other_settings_but_allows_how_it_runs(tmp_path, monkeypatch):
     cfg = _run_dir(tmp_path, learning_rate=1e-6)
     assert checkpoint_to_resume(cfg) == str(tmp_path / "run" / "checkpoint-2")
-    changed = TrainConfig(**{**cfg.to_dict(), "max_steps": 500, "concurrency": 2, "save_steps": 7})
+    changed = replace(cfg, concurrency=2, save_steps=7, report_to=["tensorboard"], logging_steps=5)
     assert checkpoint_to_resume(changed) == str(tmp_path / "run" / "checkpoint-2")
     for key, value in [("policy", str(tmp_path / "other")), ("benchmark", "tau2"), ("subsets", ["hard"]),
-                       ("split", "dev"), ("num_generations", 8), ("learning_rate", 1e-5), ("user_model", "m")]:
+                       ("split", "dev"), ("num_generations", 8), ("learning_rate", 1e-5), ("user_model", "m"),
+                       ("weight_decay", 0.1), ("bf16", True)]:
         with pytest.raises(ConfigError, match=f"other settings \\({key}: .* -> .*resuming would mix two runs"):
-            checkpoint_to_resume(TrainConfig(**{**cfg.to_dict(), key: value}))
+            checkpoint_to_resume(replace(cfg, **{key: value}))
     monkeypatch.chdir(tmp_path)  # the same policy named by a relative path is the same policy
-    assert checkpoint_to_resume(TrainConfig(**{**cfg.to_dict(), "policy": "policy"}))
+    assert checkpoint_to_resume(replace(cfg, policy="policy"))
+
+
+def test_max_steps_may_change_on_resume_only_with_a_constant_schedule(tmp_path):
+    cfg = _run_dir(tmp_path, max_steps=2)  # TRL's default schedule: linear decay over max_steps
+    with pytest.raises(ConfigError, match="max_steps: 2 -> 5 would change the learning-rate schedule"):
+        checkpoint_to_resume(replace(cfg, max_steps=5))
+    (tmp_path / "run" / "train_config.json").unlink()
+    cfg = _run_dir(tmp_path, step=1, max_steps=2, lr_scheduler_type="constant")
+    assert checkpoint_to_resume(replace(cfg, max_steps=5)) == str(tmp_path / "run" / "checkpoint-2")
 
 
 def test_a_directory_that_is_no_run_is_not_resumed(tmp_path):
