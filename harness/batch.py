@@ -18,9 +18,11 @@ from tqdm import tqdm
 from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, open_model
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
+from .metrics import summary_fields
 from .registry import get_benchmark
 from .results import EpisodeKey, JsonlAppender, RunDir, write_json
 from .runner import run_episode
+from .runs import declaration_of
 from .seeds import episode_seed
 from .selection import TaskSelection
 from .selection import select_tasks as select
@@ -68,7 +70,7 @@ def select_tasks(bench: Benchmark, plan: EvalPlan, data_dir: Path) -> dict[str, 
     return tasks
 
 
-def _config(plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dict:
+def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dict:
     return {
         "benchmark": plan.benchmark,
         "subsets": plan.subsets,
@@ -79,6 +81,7 @@ def _config(plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dic
         "user": describe(plan.user, models.user),
         "judge": describe(plan.judge, models.judge),
         "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
+        "metrics": bench.metrics.to_dict(),  # how results are read without the adapter (see metrics.py)
     }
 
 
@@ -86,8 +89,10 @@ def _check_resumable(run: RunDir, config: dict) -> None:
     old = run.read_config()
     if old is None:
         return
-    old = {k: v for k, v in old.items() if k != "mua_version"}
-    diff = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+    # What mua records about itself (its version, the benchmark's declaration) may change between versions
+    # without changing which episodes the run is made of; it is rewritten with the current one.
+    derived = ("mua_version", "metrics")
+    diff = sorted(k for k in set(old) | set(config) if k not in derived and old.get(k) != config.get(k))
     if diff:
         raise ConfigError(f"{run.path} already holds a different run (differs in: {', '.join(diff)}); "
                           "use another --out, or the same options to resume it")
@@ -128,7 +133,10 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
     return record, time.monotonic() - start
 
 
-def summarize_run(bench: Benchmark, config: dict, episodes: dict[EpisodeKey, dict]) -> dict:
+def summarize_run(config: dict, episodes: dict[EpisodeKey, dict]) -> dict:
+    """summary.json: the harness's counts and pass^k, plus the summary values the recorded metrics
+    declaration names (e.g. ACEBench's end_state_accuracy), per subset and overall."""
+    decl = declaration_of(config)
     trials = config["trials"]
     expected = [(s, tid, k) for s, ids in config["tasks"].items() for tid in ids for k in range(trials)]
     rows = [episodes[k] for k in expected if k in episodes]
@@ -136,7 +144,7 @@ def summarize_run(bench: Benchmark, config: dict, episodes: dict[EpisodeKey, dic
     subsets = {}
     for subset in config["tasks"]:
         sub_rows = [r for r in rows if r["subset"] == subset]
-        subsets[subset] = summarize_episodes(sub_rows, trials) | _safe_summary(bench, sub_rows)
+        subsets[subset] = summarize_episodes(sub_rows, trials) | summary_fields(decl, sub_rows)
     agent = config.get("agent") or {}
     return {
         "benchmark": config["benchmark"],
@@ -147,12 +155,8 @@ def summarize_run(bench: Benchmark, config: dict, episodes: dict[EpisodeKey, dic
         "errors": sum(1 for r in rows if r.get("error")),
         "trials": trials,
         "subsets": subsets,
-        "overall": summarize_episodes(rows, trials) | _safe_summary(bench, rows),
+        "overall": summarize_episodes(rows, trials) | summary_fields(decl, rows),
     }
-
-
-def _safe_summary(bench: Benchmark, rows: list[dict]) -> dict:
-    return bench.summarize([r for r in rows if not r.get("error")]) if rows else {}
 
 
 async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
@@ -172,7 +176,7 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     run.path.mkdir(parents=True, exist_ok=True)
     models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
     try:
-        config = _config(plan, tasks, models)
+        config = _config(bench, plan, tasks, models)
         _check_resumable(run, config)
         write_json(run.config, {"mua_version": mua_version(), **config})
         return await _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,
@@ -237,6 +241,6 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
     final = run.read_episodes()
     if all(k in final for k in order):
         run.canonicalize(order)
-    outcome.summary = summarize_run(bench, config, final)
+    outcome.summary = summarize_run(config, final)
     write_json(run.summary, outcome.summary)
     return outcome

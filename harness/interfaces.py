@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Protocol, runtime_checkable
 
+from .metrics import MetricsDeclaration, generic
 from .types import Message, Score, Task, ToolCall, ToolSpec, Usage
 
 
@@ -174,7 +175,8 @@ class Benchmark(ABC):
                 return task
         raise KeyError(f"{self.name}/{subset}: no task with id {task_id!r}")
 
-    def summarize(self, episodes: list[dict]) -> dict:
-        """Benchmark-specific metrics over finished episode records (``episodes.jsonl`` rows); the harness
-        adds pass^k and error counts itself."""
-        return {}
+    @property
+    def metrics(self) -> MetricsDeclaration:
+        """What the benchmark reports (see :mod:`.metrics`); ``mua eval`` records it in config.json. By
+        default: mean reward per subset and over subsets."""
+        return generic(self.name, self.subsets, self.default_split)

@@ -1,15 +1,14 @@
 """Leaderboard: model x benchmark metrics from run directories, with 95% bootstrap intervals over tasks,
 and published reference numbers as clearly marked extra rows.
 
-Metrics follow what the MUA-RL paper (arXiv 2508.18669) reports, computed the way each benchmark's own
-summary does: tau2 pass^k per domain (k up to the fewest trials any task has, as tau2 caps it); BFCL v3
-multi-turn accuracy per category and overall (the unweighted mean of the categories, BFCL's "multi turn
-overall"); ACEBench agent end-state and process accuracy per subset and overall (the unweighted mean of the
-subsets, as ACEBench averages multi_turn and multi_step). Values are fractions in [0, 1] inside, percents
-when printed. Runs with missing episodes or errors are flagged on every cell they feed, never hidden; so are
-runs on a task selection (--task-ids, --limit): a subset with fewer tasks than its full split, whose size is
-the known size (runs.FULL_SPLIT_TASKS) or, for an unknown benchmark or split, the most tasks any shown run
-of that benchmark, split and subset has.
+Which metrics, columns and column order a benchmark has comes from the metrics declaration its runs
+recorded (metrics.py): pass^k per subset (k up to the fewest trials any task has, as tau2 caps it), or the
+per-task mean of the success rate, the reward or a score component per subset, with an overall value that
+averages the subsets (macro) or pools their tasks. Values are fractions in [0, 1] inside, percents when
+printed. Runs with missing episodes or errors are flagged on every cell they feed, never hidden; so are runs
+on a task selection (--task-ids, --limit): a subset with fewer tasks than its full split, whose size is the
+declared size or, for an undeclared split, the most tasks any shown run of that benchmark, split and subset
+has.
 """
 from __future__ import annotations
 
@@ -19,7 +18,9 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .errors import ConfigError
-from .runs import Run, SubsetResult, full_split_tasks
+from .metrics import PASS_HAT_K, Metric, MetricsDeclaration
+from .registry import benchmark_names, installed_declaration
+from .runs import Run, SubsetResult
 from .stats import Estimate, bootstrap_ci, max_k, pass_hat_k
 
 # Flag letters shown after a cell value; the legend is printed under the table.
@@ -32,19 +33,6 @@ LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)"
                         "the value covers the computed components only",
           FLAG_SELECTION: "run on a task selection (--task-ids, --limit): fewer tasks than the subset's full "
                           "split, so not comparable with full runs"}
-
-BENCHMARK_SUBSETS = {
-    "tau2": ("retail", "airline", "telecom"),
-    "bfcl_v3": ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"),
-    "acebench": ("agent_multi_turn_en", "agent_multi_step_en", "agent_multi_turn_zh", "agent_multi_step_zh"),
-}
-HEADLINE_ORDER = (
-    ["tau2/retail pass^1", "tau2/airline pass^1", "tau2/telecom pass^1"]
-    + [f"tau2/{d} pass^{k}" for d in BENCHMARK_SUBSETS["tau2"] for k in range(2, 9)]
-    + ["bfcl_v3 overall"] + [f"bfcl_v3/{s.removeprefix('multi_turn_')}" for s in BENCHMARK_SUBSETS["bfcl_v3"]]
-    + ["acebench agent end_state", "acebench agent process"]
-)
-DETAIL_ORDER = [f"acebench/{s} {c}" for s in BENCHMARK_SUBSETS["acebench"] for c in ("end_state", "process")]
 
 
 @dataclass
@@ -81,7 +69,7 @@ def full_sizes(runs: Sequence[Run]) -> dict[SizeKey, int]:
     for run in runs:
         for name, s in run.subsets.items():
             key = (run.benchmark, run.split, name)
-            known = sizes.get(key, full_split_tasks(*key) or 0)
+            known = sizes.get(key, run.metrics.full_split_tasks(run.split, name) or 0)
             sizes[key] = max(known, len(s.tasks))
     return sizes
 
@@ -99,7 +87,7 @@ def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = 
     return Cell(e.value, e.low, e.high, e.n, "".join(sorted(set(flags))))
 
 
-def _tau2_cells(run: Run, st: Settings, flags) -> dict[str, Cell]:
+def _pass_hat_k_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str, Cell]:
     cells = {}
     for name, s in run.subsets.items():
         scored = [t for t in s.tasks.values() if t.scored]
@@ -107,47 +95,40 @@ def _tau2_cells(run: Run, st: Settings, flags) -> dict[str, Cell]:
             vals = [pass_hat_k(len(t.rewards), t.successes, k) for t in scored]
             cell = _cell([vals], flags(s), st)
             if cell:
-                cells[f"tau2/{name} pass^{k}"] = cell
+                cells[metric.subset_column(run.metrics.label(name), k)] = cell
     return cells
 
 
-def _macro_cells(run: Run, st: Settings, metric: str, key: str, column, flags) -> dict[str, Cell]:
-    """Per-subset cells plus an overall cell that averages the subsets with equal weight."""
+def _mean_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str, Cell]:
+    """Per-subset cells of the per-task mean of ``metric.measure``, plus the overall cell when declared."""
     cells, groups, overall_flags = {}, [], ""
     for name, s in run.subsets.items():
-        vals = s.values(metric)
+        vals = s.values(metric.measure)
         cell = _cell([vals], flags(s), st)
         if cell:
-            cells[column(name)] = cell
+            cells[metric.subset_column(run.metrics.label(name))] = cell
             groups.append(vals)
             overall_flags += flags(s)
-    known = BENCHMARK_SUBSETS.get(run.benchmark, ())
-    if groups and len(groups) < len(known):
+    if metric.overall is None:
+        return cells
+    if groups and len(groups) < len(run.metrics.subsets):
         overall_flags += FLAG_PARTIAL
-    overall = _cell(groups, overall_flags, st, weighting="macro")
+    overall = _cell(groups, overall_flags, st, weighting=metric.combine)
     if overall:
-        cells[key] = overall
+        cells[metric.overall] = overall
     return cells
 
 
 def run_cells(run: Run, st: Settings = Settings(), sizes: Optional[dict[SizeKey, int]] = None) -> dict[str, Cell]:
-    """``sizes``: full split sizes (see full_sizes), by default those known for this run alone."""
+    """The cells of every metric ``run`` declares. ``sizes``: full split sizes (see full_sizes), by default
+    those known for this run alone."""
     sizes = full_sizes([run]) if sizes is None else sizes
     flags = lambda s: _subset_flags(s, sizes.get((run.benchmark, run.split, s.name), 0))  # noqa: E731
-    if run.benchmark == "tau2":
-        return _tau2_cells(run, st, flags)
-    if run.benchmark == "bfcl_v3":
-        return _macro_cells(run, st, "success", "bfcl_v3 overall",
-                            lambda s: f"bfcl_v3/{s.removeprefix('multi_turn_')}", flags)
-    if run.benchmark == "acebench":
-        cells = _macro_cells(run, st, "end_state", "acebench agent end_state",
-                             lambda s: f"acebench/{s} end_state", flags)
-        cells.update(_macro_cells(run, st, "process", "acebench agent process",
-                                  lambda s: f"acebench/{s} process", flags))
-        return cells
-    # A benchmark without a rule here: mean reward per subset, pooled overall.
-    return _macro_cells(run, st, "reward", f"{run.benchmark} mean reward",
-                        lambda s: f"{run.benchmark}/{s} reward", flags)
+    cells: dict[str, Cell] = {}
+    for metric in run.metrics.metrics:
+        cells.update(_pass_hat_k_cells(run, metric, st, flags) if metric.measure == PASS_HAT_K
+                     else _mean_cells(run, metric, st, flags))
+    return cells
 
 
 def _selection_notes(run: Run, sizes: dict[SizeKey, int]) -> list[str]:
@@ -202,13 +183,30 @@ def load_published(path: Path, sources: Optional[Sequence[str]] = None) -> list[
     return rows
 
 
-def columns(rows: Sequence[Row], detail: bool = False) -> list[str]:
-    """Columns some row fills, in the paper's order; per-subset ACEBench columns only with ``detail``;
-    keys without a place in that order go last, sorted."""
+def declarations(runs: Sequence[Run], installed: bool = False) -> list[MetricsDeclaration]:
+    """The metrics declarations behind a leaderboard: each benchmark's as its (first) run recorded it, and
+    with ``installed`` also those of installed adapters without a run (published rows carry no declaration;
+    this only orders their columns)."""
+    found: dict[str, MetricsDeclaration] = {}
+    for run in runs:
+        found.setdefault(run.benchmark, run.metrics)
+    if installed:
+        for name in benchmark_names():
+            if name not in found and (decl := installed_declaration(name)) is not None:
+                found[name] = decl
+    return sorted(found.values(), key=lambda d: (d.position, d.benchmark))
+
+
+def columns(rows: Sequence[Row], detail: bool = False, decls: Sequence[MetricsDeclaration] = ()) -> list[str]:
+    """Columns some row fills: the declared headline columns (benchmarks in ``position`` order), then with
+    ``detail`` the declared detail columns; columns declared by none go last, sorted. Detail columns are
+    left out without ``detail``."""
     present = {k for r in rows for k in r.cells}
-    order = HEADLINE_ORDER + (DETAIL_ORDER if detail else [])
-    known = [k for k in order if k in present]
-    rest = sorted(k for k in present if k not in HEADLINE_ORDER and k not in DETAIL_ORDER)
+    headline = [c for d in decls for c in d.headline]
+    detailed = [c for d in decls for c in d.detail]
+    order = headline + (detailed if detail else [])
+    known = [k for k in dict.fromkeys(order) if k in present]
+    rest = sorted(k for k in present if k not in headline and k not in detailed)
     return known + rest
 
 

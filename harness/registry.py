@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib.metadata import entry_points
+from typing import Optional
 
 from .errors import ConfigError
 from .interfaces import Benchmark
+from .metrics import MetricsDeclaration
 
 GROUP = "mua.benchmarks"
 
@@ -36,3 +38,11 @@ def get_benchmark(name: str) -> Benchmark:
             raise ConfigError(f"unknown benchmark {name!r}; known benchmarks: {known}")
         _instances[name] = eps[name].load()()
     return _instances[name]
+
+
+def installed_declaration(name: str) -> Optional[MetricsDeclaration]:
+    """The metrics declaration of the installed adapter ``name``; None when there is no such adapter."""
+    try:
+        return get_benchmark(name).metrics
+    except (ConfigError, ImportError):
+        return None

@@ -1,5 +1,8 @@
 """Reading a run directory (``config.json`` + ``episodes.jsonl``) for the leaderboard and the gate.
 
+What the benchmark reports (its metrics, default split and full split sizes) comes from the declaration
+config.json records (see metrics.py), so reading results needs neither the adapters nor the data.
+
 Numbers are recomputed from the episode rows, never taken from ``summary.json``, so a crashed or partial run
 reads correctly: ``config.json`` says which (task, trial) pairs were expected, the rows say which finished.
 Episodes with an error are counted, never scored. A torn last line (a crash mid-write) is skipped and counted.
@@ -13,31 +16,9 @@ from pathlib import Path
 from typing import Optional
 
 from .errors import ConfigError
+from .metrics import MetricsDeclaration, generic
+from .registry import installed_declaration
 from .stats import is_success
-
-# The split a run used when config.json says null (the benchmark's default). Kept here, not read from the
-# adapters, so reading results needs neither the adapters nor the data.
-DEFAULT_SPLITS = {"tau2": "base"}
-# Tasks per subset in each full split, to tell a full run from a selection (--task-ids, --limit). Keys are
-# (benchmark, split), split None for benchmarks without named splits; test_leaderboard checks them against
-# the data. An unknown (benchmark, split, subset) simply has no known size.
-_BFCL = {s: 200 for s in ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
-                          "multi_turn_long_context")}
-FULL_SPLIT_TASKS: dict[tuple[str, Optional[str]], dict[str, int]] = {
-    ("tau2", "base"): {"retail": 114, "airline": 50, "telecom": 114},
-    ("tau2", "train"): {"retail": 74, "airline": 30, "telecom": 74},
-    ("tau2", "test"): {"retail": 40, "airline": 20, "telecom": 40},
-    ("tau2", "small"): {"telecom": 20},
-    ("tau2", "full"): {"telecom": 2285},
-    ("bfcl_v3", None): _BFCL,
-    ("bfcl_v3", "v4"): _BFCL,
-    ("acebench", None): {"agent_multi_turn_en": 30, "agent_multi_step_en": 20,
-                         "agent_multi_turn_zh": 30, "agent_multi_step_zh": 20},
-}
-
-
-def full_split_tasks(benchmark: str, split: Optional[str], subset: str) -> Optional[int]:
-    return FULL_SPLIT_TASKS.get((benchmark, split), {}).get(subset)
 
 
 @dataclass
@@ -106,6 +87,7 @@ class Run:
     trials: int
     subsets: dict[str, SubsetResult]  # in config order
     config: dict
+    metrics: MetricsDeclaration
     torn_lines: int = 0  # unreadable lines in episodes.jsonl
     unexpected_rows: int = 0  # rows for tasks or trials not in config.json
 
@@ -117,7 +99,7 @@ class Run:
     def split(self) -> Optional[str]:
         """The split the tasks came from, the benchmark's default filled in."""
         recorded = self.config.get("split")
-        return str(recorded) if recorded is not None else DEFAULT_SPLITS.get(self.benchmark)
+        return str(recorded) if recorded is not None else self.metrics.default_split
 
     @property
     def expected_episodes(self) -> int:
@@ -164,6 +146,19 @@ def _read_json(path: Path) -> dict:
     return data
 
 
+def declaration_of(config: dict) -> MetricsDeclaration:
+    """The metrics declaration a run was made under: the one config.json records; for a run written before
+    declarations were recorded, the installed adapter's (same benchmark name), else the generic mean-reward
+    rule. Raises ValueError for a malformed one."""
+    recorded = config.get("metrics")
+    benchmark = str(config.get("benchmark"))
+    if recorded is not None:
+        if not isinstance(recorded, dict):
+            raise ValueError("bad metrics declaration (not a JSON object)")
+        return MetricsDeclaration.from_dict(recorded)
+    return installed_declaration(benchmark) or generic(benchmark)
+
+
 def model_label(config: dict) -> str:
     """The agent's name from the model spec `mua eval` records ({"name": NAME, ...}; "gold" for the gold agent)."""
     agent = config.get("agent") or {}
@@ -187,6 +182,7 @@ def read_run(path: Path | str) -> Run:
         trials = int(config["trials"])
         task_lists = config["tasks"]
         subset_names = list(config.get("subsets") or task_lists)
+        metrics = declaration_of(config)
     except (KeyError, TypeError, ValueError) as e:
         raise ConfigError(f"{path / 'config.json'}: missing or bad field ({e})") from None
     subsets = {s: SubsetResult(s, {str(t): TaskResult(str(t), trials) for t in task_lists.get(s, [])})
@@ -214,7 +210,7 @@ def read_run(path: Path | str) -> Run:
         _add_row(subsets[subset].tasks[task_id], row)
     for s in subsets.values():
         s.missing = [(t, k) for t in s.tasks for k in range(trials) if (s.name, t, k) not in rows]
-    return Run(path, benchmark, model_label(config), trials, subsets, config, torn, unexpected)
+    return Run(path, benchmark, model_label(config), trials, subsets, config, metrics, torn, unexpected)
 
 
 def _add_row(task: TaskResult, row: dict) -> None:

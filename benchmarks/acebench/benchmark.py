@@ -20,12 +20,13 @@ from typing import Optional
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
+from mua.harness.metrics import Metric, MetricsDeclaration, SplitSize
 from mua.harness.types import Message, Score, Task, ToolCall
 
 from . import data
 from .calls import parse_calls
 from .environment import AceEnvironment, AceExecutor, executable
-from .scoring import check_end_state, process_score, render_tool_message, summarize_components
+from .scoring import check_end_state, process_score, render_tool_message
 from .user import MAX_DIALOG_TURNS, AceSimulatedUser, GoldMultiTurnUser, MultiStepUser
 
 
@@ -33,6 +34,18 @@ class AceBenchmark(Benchmark):
     name = "acebench"
     subsets = tuple(data.SUBSETS)
     default_split = None
+    # ACEBench's agent end-state and process accuracy per subset, and overall as the unweighted mean of the
+    # subsets (as ACEBench averages multi_turn and multi_step); its summary rounds the means to 3 decimals.
+    metrics = MetricsDeclaration(
+        benchmark=name, subsets=subsets, position=2,
+        metrics=(Metric("end_state", "acebench/{subset} end_state", overall="acebench agent end_state",
+                        summary="end_state_accuracy", digits=3),
+                 Metric("process", "acebench/{subset} process", overall="acebench agent process",
+                        summary="process_accuracy", digits=3)),
+        full_splits=(SplitSize(None, {"agent_multi_turn_en": 30, "agent_multi_step_en": 20,
+                                      "agent_multi_turn_zh": 30, "agent_multi_step_zh": 20}),),
+        headline=("acebench agent end_state", "acebench agent process"),
+        detail=tuple(f"acebench/{s} {c}" for s in subsets for c in ("end_state", "process")))
 
     def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
         if split is not None:
@@ -88,18 +101,6 @@ class AceBenchmark(Benchmark):
                      components={"end_state": 1.0 if verdict.valid else 0.0, "process": proc},
                      info={"end_state_errors": verdict.errors, "error_type": verdict.error_type,
                            "process_calls": process})
-
-    def summarize(self, episodes: list[dict]) -> dict:
-        """end_state_accuracy and process_accuracy as upstream reports them (means, 3 decimals); with several
-        subsets, also per subset (category and language)."""
-        rows = [e for e in episodes if e.get("error") is None and e.get("components")]
-        summary: dict = summarize_components(rows)
-        subsets = sorted({e.get("subset") for e in rows}, key=lambda s: self.subsets.index(s)
-                         if s in self.subsets else len(self.subsets))
-        if len(subsets) > 1:
-            summary["by_subset"] = {s: summarize_components([e for e in rows if e.get("subset") == s])
-                                    for s in subsets}
-        return summary
 
 
 def _json(args: dict) -> str:

@@ -12,7 +12,7 @@ from typing import Iterable, Optional
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, ReplayItem, User
-from mua.harness.stats import is_success
+from mua.harness.metrics import SUCCESS, Metric, MetricsDeclaration, SplitSize
 from mua.harness.types import Message, Score, Task
 from mua.harness.users import ScriptedUser
 
@@ -34,6 +34,14 @@ class BfclBenchmark(Benchmark):
     name = data.BENCHMARK
     subsets = data.SUBSETS
     default_split = None
+    # BFCL's multi-turn accuracy per category, and "multi turn overall": the unweighted mean of the categories.
+    metrics = MetricsDeclaration(
+        benchmark=name, subsets=subsets, position=1,
+        metrics=(Metric(SUCCESS, "bfcl_v3/{subset}", overall="bfcl_v3 overall", combine="macro",
+                        summary="accuracy"),),
+        full_splits=(SplitSize(None, {s: 200 for s in subsets}), SplitSize("v4", {s: 200 for s in subsets})),
+        subset_labels={s: s.removeprefix("multi_turn_") for s in subsets},
+        headline=("bfcl_v3 overall",) + tuple(f"bfcl_v3/{s.removeprefix('multi_turn_')}" for s in subsets))
 
     def __init__(self) -> None:
         # (task id, release split) -> data dir it was loaded from; v3 and v4 share task ids
@@ -87,9 +95,3 @@ class BfclBenchmark(Benchmark):
         data_dir = Path(data_dir)
         return read_result_file(lambda subset, version: self.load_release(data_dir, subset, version), Path(path),
                                 data_dir)
-
-    def summarize(self, episodes: list[dict]) -> dict:
-        """``accuracy``: fraction of (non-error) episodes that pass; with one trial, the fraction of tasks."""
-        scored = [e for e in episodes if e.get("error") is None and e.get("reward") is not None]
-        passed = sum(1 for e in scored if is_success(e["reward"]))
-        return {"accuracy": passed / len(scored) if scored else 0.0, "passed": passed, "scored": len(scored)}

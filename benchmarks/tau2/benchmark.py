@@ -8,6 +8,7 @@ from typing import Any, Iterable, Optional
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
                                     User)
+from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
 from mua.harness.types import Message, Score, Task
 from mua.harness.users import SimulatedUser
 
@@ -38,6 +39,17 @@ class Tau2Benchmark(Benchmark):
     subsets = ("retail", "airline", "telecom")
     default_split = "base"
     train_splits = ("train",)  # tau2's split_tasks.json: "train" and "test" are disjoint; "base" is both
+    # tau2 reports pass^k per domain, k up to the fewest trials any task has (no cross-domain overall).
+    metrics = MetricsDeclaration(
+        benchmark="tau2", subsets=subsets, default_split=default_split, position=0,
+        metrics=(Metric(PASS_HAT_K, "tau2/{subset} pass^{k}"),),
+        full_splits=(SplitSize("base", {"retail": 114, "airline": 50, "telecom": 114}),
+                     SplitSize("train", {"retail": 74, "airline": 30, "telecom": 74}),
+                     SplitSize("test", {"retail": 40, "airline": 20, "telecom": 40}),
+                     SplitSize("small", {"telecom": 20}),
+                     SplitSize("full", {"telecom": 2285})),
+        headline=tuple(f"tau2/{d} pass^1" for d in subsets)
+        + tuple(f"tau2/{d} pass^{k}" for d in subsets for k in range(2, 9)))
 
     def __init__(self) -> None:
         self._gold_cache: dict[tuple, Any] = {}

@@ -10,6 +10,8 @@ from typing import Optional
 import pytest
 
 from mua.harness.build import ModelSpec
+from mua.harness.metrics import generic
+from mua.harness.registry import installed_declaration
 
 MISSING = "missing"  # trial has no episode row (a crashed run)
 ERROR = "error"  # trial finished with an error
@@ -22,10 +24,11 @@ def _spec(name: Optional[str]) -> Optional[dict]:
 
 def write_run(root: Path, name: str, benchmark: str, results: dict, *, model: str = "model-a",
               trials: int = 1, user: Optional[str] = None, judge: Optional[str] = None,
-              split: Optional[str] = None) -> Path:
+              split: Optional[str] = None, metrics: bool = True) -> Path:
     """``results``: {subset: {task_id: [outcome per trial]}}; an outcome is a reward, MISSING, ERROR, or a
     dict {"reward": r, "components": {...}}. ``model`` "gold" is the gold agent; ``user`` and ``judge`` name
-    the user simulator and judge models (None: not passed)."""
+    the user simulator and judge models (None: not passed). ``metrics`` False writes a config.json of the
+    format before metrics declarations were recorded."""
     run = root / name
     if run.exists():  # a test may rewrite a run under the same name
         shutil.rmtree(run)
@@ -33,6 +36,8 @@ def write_run(root: Path, name: str, benchmark: str, results: dict, *, model: st
     config = {"mua_version": "0.1.0", "benchmark": benchmark, "subsets": list(results), "split": split,
               "trials": trials, "seed": 0, "agent": _spec(model), "user": _spec(user), "judge": _spec(judge),
               "tasks": {s: list(tasks) for s, tasks in results.items()}}
+    if metrics:  # what `mua eval` records: the installed adapter's declaration
+        config["metrics"] = (installed_declaration(benchmark) or generic(benchmark)).to_dict()
     (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
     lines = []
     for subset, tasks in results.items():

@@ -94,17 +94,18 @@ def test_selection_of_an_unknown_split_is_judged_by_the_largest_run_shown(make_r
     assert run_cells(small, FAST)["tau2/retail pass^1"].flags == ""  # alone, nothing says it is partial
 
 
-def test_known_full_split_sizes_match_the_data(data_dir):
+def test_declared_full_split_sizes_match_the_data(data_dir):
     from mua.harness.registry import get_benchmark
-    from mua.harness.runs import FULL_SPLIT_TASKS
 
-    for (name, split), sizes in FULL_SPLIT_TASKS.items():
-        bench = get_benchmark(name)
-        for subset, n in sizes.items():
-            assert len(bench.load_tasks(data_dir, subset, split)) == n, (name, split, subset)
     for name in ("tau2", "bfcl_v3", "acebench"):
         bench = get_benchmark(name)
-        assert set(FULL_SPLIT_TASKS[(name, bench.default_split)]) == set(bench.subsets)
+        decl = bench.metrics
+        assert decl.benchmark == name and decl.subsets == bench.subsets and decl.default_split == bench.default_split
+        for size in decl.full_splits:
+            for subset, n in size.tasks.items():
+                assert len(bench.load_tasks(data_dir, subset, size.split)) == n, (name, size.split, subset)
+        default = next(s for s in decl.full_splits if s.split == bench.default_split)
+        assert set(default.tasks) == set(bench.subsets)
 
 
 def test_incomplete_and_torn_runs_are_read_from_episodes(make_run):
@@ -194,11 +195,12 @@ def test_fixture_writes_the_config_mua_eval_writes(make_run):
     """The synthetic runs these tests read must be in the format `mua eval` really writes."""
     from mua.harness.batch import EvalPlan, _config
     from mua.harness.build import ModelSpec, Models
+    from mua.harness.registry import get_benchmark
     from mua.harness.types import Task
 
     path = make_run("spec", "tau2", {"retail": {"r0": [1]}}, model="Qwen/Qwen3-8B", user="u", split="test")
     plan = EvalPlan("tau2", ["retail"], ModelSpec("Qwen/Qwen3-8B"), user=ModelSpec("u"), split="test")
-    real = _config(plan, {"retail": [Task("r0", "tau2", "retail")]}, Models())
+    real = _config(get_benchmark("tau2"), plan, {"retail": [Task("r0", "tau2", "retail")]}, Models())
     written = json.loads((path / "config.json").read_text())
     assert written.pop("mua_version") and written == real
     assert read_run(path).model == "Qwen/Qwen3-8B"

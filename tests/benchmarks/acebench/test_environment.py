@@ -9,6 +9,7 @@ import pytest
 
 from mua.benchmarks.acebench.apis import SCENARIO_CLASSES
 from mua.benchmarks.acebench.environment import AceExecutor
+from mua.harness.metrics import summary_fields
 from mua.harness.types import ToolCall
 
 FIXTURE = Path(__file__).parent / "fixtures" / "official_methods.json"
@@ -68,15 +69,15 @@ def test_tool_schemas_are_openai_json_schema(bench, data_dir):
     assert specs["turn_on_wifi"]["parameters"] == {"type": "object", "required": [], "properties": {}}
 
 
-def test_summarize_reports_official_metrics(bench):
+def test_declared_summary_reports_official_metrics(bench):
     rows = [{"subset": "agent_multi_turn_en", "components": {"end_state": 1.0, "process": 1.0}, "error": None},
             {"subset": "agent_multi_turn_en", "components": {"end_state": 0.0, "process": 0.5}, "error": None},
             {"subset": "agent_multi_step_zh", "components": {"end_state": 0.0, "process": 0.333}, "error": None},
             {"subset": "agent_multi_step_zh", "components": None, "error": "boom"}]
-    summary = bench.summarize(rows)
+    summary = summary_fields(bench.metrics, rows)
     assert summary["end_state_accuracy"] == 0.333 and summary["process_accuracy"] == 0.611
     assert summary["by_subset"]["agent_multi_turn_en"] == {"end_state_accuracy": 0.5, "process_accuracy": 0.75}
-    assert "by_subset" not in bench.summarize(rows[:2])
+    assert "by_subset" not in summary_fields(bench.metrics, rows[:2])
 
 
 def test_starting_an_episode_is_cheap_and_fresh(bench, data_dir):

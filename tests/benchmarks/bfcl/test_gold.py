@@ -5,6 +5,7 @@ import asyncio
 import pytest
 
 from mua.benchmarks.bfcl import BfclBenchmark
+from mua.harness.metrics import summary_fields
 from mua.harness.runner import run_episode
 
 OFFICIAL_GOLD_FAILURES = {"multi_turn_base_154": "multi_turn:force_terminated"}
@@ -24,7 +25,8 @@ def test_gold_passes_like_official(data_dir, subset):
     assert failures == expected
 
 
-def test_summarize_reports_accuracy():
+def test_declared_summary_reports_accuracy():
     bench = BfclBenchmark()
     eps = [{"reward": 1.0, "error": None}, {"reward": 0.0, "error": None}, {"reward": None, "error": "boom"}]
-    assert bench.summarize(eps)["accuracy"] == 0.5
+    assert summary_fields(bench.metrics, eps)["accuracy"] == 0.5
+    assert summary_fields(bench.metrics, eps[2:])["accuracy"] is None  # nothing scored: unknown, not 0
