@@ -2,6 +2,7 @@
 by ``run_episode`` inside the rollout function, the benchmark's reward as the only reward function."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -20,7 +21,7 @@ from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
 from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
 from .rollout import EpisodePlayer, RolloutFunc, RolloutSettings, episode_reward, task_key
-from .stopping import SaveOnInterrupt
+from .stopping import RolloutInterrupted, SaveOnInterrupt
 from .stream import TemplateSuffixer, stop_text_of
 
 
@@ -128,7 +129,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
                                max_turns=cfg.max_turns)
     player = EpisodePlayer(bench, tasks, make_policy, make_user or user_factory(bench, cfg), settings,
                            filler_id=pad_id, judge=judge_model(cfg))
-    rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step)
+    rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step, cfg.progress)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = atomic(trainer_cls or GRPOTrainer)(
         model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,
@@ -136,12 +137,21 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     return trainer, rollout
 
 
+def save_last_step(trainer) -> int:
+    """After a rollout was abandoned: save the last finished step as a checkpoint on every rank (unless it is
+    saved already); returns that step."""
+    step = trainer.state.global_step
+    if step and not (Path(trainer.args.output_dir) / f"checkpoint-{step}").is_dir():
+        trainer._save_checkpoint(trainer.model, trial=None)
+    return step
+
+
 def train(cfg: TrainConfig, bench: Benchmark, data_dir: Path, trainer_cls=None) -> Path:
     """Run GRPO; returns the output directory, a normal checkpoint (weights, tokenizer, chat template).
 
     Nothing in ``output_dir`` changes until the settings, tasks, policy and trainer are all loaded. Resuming
-    continues the run recorded there (see :mod:`.resume`); Ctrl-C saves a checkpoint at the end of the
-    current step and raises :class:`TrainingInterrupted`."""
+    continues the run recorded there (see :mod:`.resume`); Ctrl-C or SIGTERM saves the last finished step
+    (see :mod:`.stopping`) and raises :class:`TrainingInterrupted`."""
     cfg.validate_for(bench)
     out = cfg.out
     resume = checkpoint_to_resume(cfg)
@@ -153,13 +163,21 @@ def train(cfg: TrainConfig, bench: Benchmark, data_dir: Path, trainer_cls=None) 
         clear_staging(out)
     rewind_logs(out, checkpoint_step(resume))
     record_config(cfg, [task_key(t) for t in tasks])
+    if resume is not None and trainer.accelerator.is_main_process:
+        print(f"mua train: resuming the run in {out} from {Path(resume).name} (step {checkpoint_step(resume)} of "
+              f"{cfg.max_steps})", file=sys.stderr, flush=True)
+    rollout.interrupt = stop
     try:
         with stop:
-            trainer.train(resume_from_checkpoint=resume)
+            try:
+                trainer.train(resume_from_checkpoint=resume)
+            except RolloutInterrupted:
+                stop.stopped_at = save_last_step(trainer)
     finally:
         rollout.close()
     if stop.stopped_at is not None and stop.stopped_at < trainer.state.max_steps:
-        raise TrainingInterrupted(f"interrupted: checkpoint-{stop.stopped_at} saved in {out}; re-run the same "
-                                  "command to resume from it")
+        kept = (f"checkpoint-{stop.stopped_at} (the last finished step) is in {out}; re-run the same command to "
+                "resume from it" if stop.stopped_at else "no step had finished, so nothing was saved")
+        raise TrainingInterrupted(f"interrupted: the step in progress was discarded; {kept}")
     trainer.save_model(str(out))  # model, tokenizer and chat template: `mua eval --agent-model OUT` loads it
     return out

@@ -85,12 +85,20 @@ def test_rewind_drops_metrics_and_samples_past_the_checkpoint(tmp_path):
     assert sorted(p.name for p in (tmp_path / "samples").iterdir()) == ["step-1.0.jsonl"]  # step-2.0 made step 3
 
 
-def test_second_ctrl_c_stops_at_once():
+def test_second_ctrl_c_stops_at_once_but_a_forwarded_one_or_sigterm_does_not(monkeypatch):
+    from mua.training import stopping
+
+    now = [100.0]
+    monkeypatch.setattr(stopping.time, "monotonic", lambda: now[0])
     stop = SaveOnInterrupt()
-    stop._on_sigint(signal.SIGINT, None)
+    stop._on_signal(signal.SIGINT, None)
     assert stop.requested
+    now[0] += 0.5
+    stop._on_signal(signal.SIGINT, None)  # torchrun forwarding the terminal's Ctrl-C to its workers
+    now[0] += 10
+    stop._on_signal(signal.SIGTERM, None)  # a launcher's SIGTERM never escalates
     with pytest.raises(KeyboardInterrupt):
-        stop._on_sigint(signal.SIGINT, None)
+        stop._on_signal(signal.SIGINT, None)
     assert any_rank(True) and not any_rank(False)  # outside distributed training: the flag itself
 
 
@@ -118,14 +126,14 @@ def test_ranks_agree_on_a_flag_one_of_them_raised(tmp_path):
 
 
 @pytest.mark.slow
-def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpoint, tmp_path):
+def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpoint, tmp_path, capsys):
     from trl import GRPOTrainer
 
     from mua.training.grpo import TrainingInterrupted, train
 
     class CtrlCDuringStep2(GRPOTrainer):
         def training_step(self, *args, **kwargs):
-            if self.state.global_step == 1:
+            if self.state.global_step == 1:  # before step 2's rollout: it is abandoned, step 1 is saved
                 os.kill(os.getpid(), signal.SIGINT)
             return super().training_step(*args, **kwargs)
 
@@ -134,14 +142,16 @@ def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpo
                       subsets=["easy"], allow_scripted_user=True, num_generations=2, batch_size=2, max_steps=3,
                       max_turn_tokens=8, max_completion_tokens=24, save_steps=50, progress=False).validate()
     previous = signal.getsignal(signal.SIGINT)
-    with pytest.raises(TrainingInterrupted, match="checkpoint-2 saved .* re-run the same command"):
+    with pytest.raises(TrainingInterrupted, match="step in progress was discarded; checkpoint-1 .* re-run the same"):
         train(cfg, bench, tmp_path, trainer_cls=CtrlCDuringStep2)
     assert signal.getsignal(signal.SIGINT) is previous
     out = tmp_path / "run"
-    assert (out / "checkpoint-2" / "trainer_state.json").is_file() and not (out / "model.safetensors").exists()
+    assert (out / "checkpoint-1" / "trainer_state.json").is_file() and not (out / "checkpoint-2").exists()
+    assert not (out / "model.safetensors").exists()
+    capsys.readouterr()
     train(cfg, bench, tmp_path)
-    state = json.loads((out / "checkpoint-2" / "trainer_state.json").read_text())
-    assert state["global_step"] == 2 and (out / "model.safetensors").is_file()
+    assert "from checkpoint-1 (step 1 of 3)" in capsys.readouterr().err  # a resumed run says so
+    assert (out / "model.safetensors").is_file()
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert steps == [1, 2, 3]
 
