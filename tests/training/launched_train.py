@@ -33,6 +33,6 @@ class SlowCounter(CounterBenchmark):
 
 
 if __name__ == "__main__":
-    register_benchmark(CounterBenchmark(n_tasks=2))
-    register_benchmark(SlowCounter(n_tasks=2))
+    register_benchmark(CounterBenchmark, n_tasks=2)
+    register_benchmark(SlowCounter, n_tasks=2)
     sys.exit(main(sys.argv[1:]))
