@@ -63,11 +63,8 @@ def mua_version() -> str:
 
 
 def select_tasks(bench: Benchmark, plan: EvalPlan, data_dir: Path) -> dict[str, list[Task]]:
-    tasks = select(bench, data_dir, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
-    for subset_tasks in tasks.values():  # a missing or malformed data file surfaces here, once, before any run
-        if subset_tasks:
-            bench.start(subset_tasks[0])
-    return tasks
+    # a missing or malformed data file surfaces here (load_tasks checks what episodes will read), before any run
+    return select(bench, data_dir, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
 
 
 def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dict:

@@ -123,11 +123,17 @@ class Benchmark(ABC):
 
     @abstractmethod
     def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
-        """Tasks of one subset (and split); raises DataError naming the missing or bad file."""
+        """Tasks of one subset (and split); raises DataError naming the missing or bad file. Every data file
+        that ``start`` and ``score`` will read is checked here, so bad data fails once, before any episode."""
 
     @abstractmethod
     def start(self, task: Task) -> EpisodeSpec:
         """A fresh environment and prompt for one episode of ``task``."""
+
+    def limits(self, task: Task) -> Limits:
+        """The budgets of an episode of ``task``, read without starting one (``start(task).limits`` is the
+        same). Adapters override this with a cheap form; the default starts an episode."""
+        return self.start(task).limits
 
     @abstractmethod
     def gold_agent(self, task: Task) -> Agent:
@@ -147,17 +153,13 @@ class Benchmark(ABC):
         return self.gold_user(task)
 
     @abstractmethod
-    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        """Score a trajectory. ``env`` is the episode's final environment when scoring right after a run; when
-        it is None the adapter replays ``messages`` in a fresh environment (tool results in the messages are
-        never trusted). ``termination`` None means: derive it from the messages, as documented by the adapter.
-        Async judges (NL assertions) are awaited through :meth:`score_async`."""
-
-    async def score_async(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-                          termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        """Async entry point used by the runner; adapters that need an LLM judge override this."""
-        return self.score(task, messages, env=env, termination=termination, judge=judge)
+    async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                    termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        """Score a trajectory (the one entry point: the runner, ``mua score`` and training all await it).
+        ``env`` is the episode's final environment when scoring right after a run; when it is None the adapter
+        replays ``messages`` in a fresh environment (tool results in the messages are never trusted).
+        ``termination`` None means: derive it from the messages, as documented by the adapter. ``judge`` is
+        the LLM judge for judged components (None: they are skipped, reported as None)."""
 
     def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
         """Items from one of the benchmark's own results files, or None if ``path`` is not such a file."""

@@ -114,7 +114,7 @@ async def replay(bench: Benchmark, item: ReplayItem, judge: Optional[ChatModel])
                                score=False, replaying=True)
     if (problem := transcript.leftover()) is not None:
         raise ValueError(problem)
-    return await bench.score_async(item.task, result.messages, env=result.env, termination=item.termination,
+    return await bench.score(item.task, result.messages, env=result.env, termination=item.termination,
                                    judge=judge)
 
 

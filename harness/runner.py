@@ -159,6 +159,6 @@ async def run_episode(benchmark: Benchmark, task: Task, agent: Agent, user: User
     result = EpisodeResult(messages=messages, termination=termination, score=None,
                            agent_usage=agent.usage, user_usage=user.usage, turns=user_turns, env=spec.env)
     if score:
-        result.score = await benchmark.score_async(task, messages, env=spec.env, termination=termination,
+        result.score = await benchmark.score(task, messages, env=spec.env, termination=termination,
                                                    judge=judge)
     return result

@@ -70,7 +70,7 @@ class DiceBenchmark(Benchmark):
     def gold_user(self, task):
         return ScriptedUser([task.scenario])
 
-    def score(self, task, messages, *, env=None, termination=None, judge=None):
+    async def score(self, task, messages, *, env=None, termination=None, judge=None):
         if env is None:
             env = DiceEnv()
             for m in messages:

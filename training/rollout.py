@@ -101,7 +101,7 @@ class EpisodePlayer:
         if turns is None:
             return None
         if key not in self._limits:
-            own = self.benchmark.start(self.task(key)).limits
+            own = self.benchmark.limits(self.task(key))
             if own.max_user_turns is not None:
                 turns = min(turns, own.max_user_turns)
             self._limits[key] = replace(own, max_user_turns=turns)

@@ -55,7 +55,10 @@ class AceBenchmark(Benchmark):
     def start(self, task: Task) -> EpisodeSpec:
         world = task.raw["world"]
         return EpisodeSpec(env=AceEnvironment(world), system_prompt=task.raw["prompts"]["system"],
-                           limits=Limits(max_messages=MAX_DIALOG_TURNS + 1))
+                           limits=self.limits(task))
+
+    def limits(self, task: Task) -> Limits:
+        return Limits(max_messages=MAX_DIALOG_TURNS + 1)
 
     def gold_agent(self, task: Task) -> Agent:
         """Replays the first milestone list (one assistant message per milestone), then ends the dialogue."""
@@ -83,8 +86,8 @@ class AceBenchmark(Benchmark):
         prompts = task.raw["prompts"]
         return AceSimulatedUser(model, prompts["user_system"], prompts["user_greeting"], seed=seed)
 
-    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+    async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                    termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
         executor = AceExecutor(task.raw["world"])
         process: list[str] = []
         for m in messages:

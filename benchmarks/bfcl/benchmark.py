@@ -67,15 +67,18 @@ class BfclBenchmark(Benchmark):
 
     def load_release(self, data_dir: Path, subset: str, version: data.DataVersion) -> list[Task]:
         tasks = data.load_tasks(Path(data_dir), subset, version)
+        # the files every episode reads (cached): a missing or bad one fails here, before any episode
+        data.protocol(data_dir), data.func_docs(data_dir, version), data.extensions(data_dir)
         for t in tasks:
             self._data_dirs[(t.id, t.split)] = Path(data_dir)
         return tasks
 
     def start(self, task: Task) -> EpisodeSpec:
-        data_dir = self._dir(task)
-        step_limit = int(data.protocol(data_dir)["MAXIMUM_STEP_LIMIT"])
-        return EpisodeSpec(env=BfclEnvironment(task, data_dir), system_prompt="",
-                           limits=Limits(max_agent_steps_per_turn=step_limit + 1))
+        return EpisodeSpec(env=BfclEnvironment(task, self._dir(task)), system_prompt="", limits=self.limits(task))
+
+    def limits(self, task: Task) -> Limits:
+        step_limit = int(data.protocol(self._dir(task))["MAXIMUM_STEP_LIMIT"])
+        return Limits(max_agent_steps_per_turn=step_limit + 1)
 
     def gold_agent(self, task: Task) -> Agent:
         return ScriptedAgent(gold_script(task))
@@ -86,8 +89,8 @@ class BfclBenchmark(Benchmark):
     def needs_user_model(self, subset: str) -> bool:
         return False  # BFCL's user is always the scripted question turns
 
-    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+    async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                    termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
         return score_messages(task, messages, self._dir(task), termination)
 
     def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:

@@ -75,8 +75,10 @@ class Tau2Benchmark(Benchmark):
         policy = getattr(task, "policy", None) or domain.policy
         return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=agent_system_prompt(policy),
                            opening=[Message(role="assistant", content=FIRST_AGENT_MESSAGE)],
-                           limits=Limits(max_messages=MAX_MESSAGES, max_errors=MAX_ERRORS),
-                           agent_stop_marker=STOP, single_kind_messages=True)
+                           limits=self.limits(task), agent_stop_marker=STOP, single_kind_messages=True)
+
+    def limits(self, task: Task) -> Limits:
+        return Limits(max_messages=MAX_MESSAGES, max_errors=MAX_ERRORS)
 
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         domain = self._domain(task)
@@ -157,13 +159,8 @@ class Tau2Benchmark(Benchmark):
             info["incomplete"] = True
         return Score(reward=reward, components=components, info=info)
 
-    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        done, info, components, _ = self._score_checks(task, messages, env, termination)
-        return done or self._combine(components, info)
-
-    async def score_async(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-                          termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+    async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                    termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
         done, info, components, pending = self._score_checks(task, messages, env, termination)
         if done:
             return done

@@ -126,7 +126,7 @@ def test_bad_data_fails_once_before_any_episode(tmp_path):
     from mua.harness.errors import DataError
 
     class Broken(CounterBenchmark):
-        def start(self, task):
+        def load_tasks(self, data_dir, subset, split=None):  # adapters check their data files here
             raise DataError("missing data file counter/db.json")
 
     register_benchmark(Broken())

@@ -21,8 +21,8 @@ G, BATCH, TURN, BUDGET = 4, 8, 40, 150
 class LenientCounter(CounterBenchmark):
     """Any successful ``add`` passes, so the barely-warmed tiny model gets mixed rewards within a group."""
 
-    def score(self, task, messages, *, env=None, termination=None, judge=None):
-        score = super().score(task, messages, env=env, termination=termination, judge=judge)
+    async def score(self, task, messages, *, env=None, termination=None, judge=None):
+        score = await super().score(task, messages, env=env, termination=termination, judge=judge)
         score.reward = float(score.info["value"] != 0)
         return score
 

@@ -24,8 +24,8 @@ class RecordingUser(ScriptedUser):
 class PartlyJudgedCounter(CounterBenchmark):
     """Scores like the counter but reports a skipped component, as tau2 does for NL assertions without a judge."""
 
-    def score(self, task, messages, *, env=None, termination=None, judge=None):
-        score = super().score(task, messages, env=env, termination=termination, judge=judge)
+    async def score(self, task, messages, *, env=None, termination=None, judge=None):
+        score = await super().score(task, messages, env=env, termination=termination, judge=judge)
         if judge is None:
             score.components["nl_assertion"] = None
         return score

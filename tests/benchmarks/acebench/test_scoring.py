@@ -1,6 +1,8 @@
 """`mua score` path (find_task + score with env=None) against official verdicts, and the checker's quirks."""
 from __future__ import annotations
 
+import asyncio
+
 import json
 
 import pytest
@@ -24,7 +26,7 @@ def test_score_agrees_with_official_checker(bench, data_dir, official, as_messag
     for case in _cases(official):
         task = bench.find_task(data_dir, case["subset"], case["id"])
         messages = [Message.from_dict(m) for m in as_messages(task, case["calls"])]
-        score = bench.score(task, messages, env=None)
+        score = asyncio.run(bench.score(task, messages, env=None))
         got = (score.components["end_state"] == 1.0, score.components["process"])
         if got != (case["end_state"], case["process"]) or score.reward != float(case["end_state"]):
             mismatches.append((case["subset"], case["id"], case["variant"], got))
@@ -65,12 +67,12 @@ def test_replay_ignores_recorded_tool_results_and_text(bench, data_dir, as_messa
     gold = [[["turn_on_wifi", {}]], [["delete_message", {"message_id": 3}]],
             [["send_message", {"sender_name": "Grace", "receiver_name": "Frank",
                                "message": "Are you free tomorrow to have lunch with me?"}]]]
-    assert bench.score(task, [Message.from_dict(m) for m in as_messages(task, gold)]).reward == 1.0
+    assert asyncio.run(bench.score(task, [Message.from_dict(m) for m in as_messages(task, gold)])).reward == 1.0
     # the same calls written as text are not executed
     text_only = [Message(role="user", content="hi"),
                  Message(role="assistant", content="[turn_on_wifi()]"),
                  Message(role="tool", content='{"status": true}', tool_call_id="x")]
-    score = bench.score(task, text_only)
+    score = asyncio.run(bench.score(task, text_only))
     assert score.reward == 0.0 and score.info["error_type"] == "wrong number of class"
 
 

@@ -1,5 +1,6 @@
 """Verdicts agree with the official checker: on broken trajectories derived from ground truth and on the real
 gpt-oss result files (fixtures hold the official verdicts, computed by running bfcl-eval 2025.8.6.2)."""
+import asyncio
 import json
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def test_broken_trajectories_match_official(data_dir):
     mismatches = []
     for case in cases:
         task = bench.find_task(data_dir, case["subset"], case["task_id"])
-        score = bench.score(task, _messages(bench, task, case["steps"]))
+        score = asyncio.run(bench.score(task, _messages(bench, task, case["steps"])))
         got = {"valid": score.reward == 1.0, "error_type": score.info.get("error_type")}
         if got != case["official"]:
             mismatches.append((case["task_id"], case["kind"], got, case["official"]))
@@ -59,7 +60,7 @@ def test_real_results_match_official_v3_verdicts(data_dir, real_dir):
         got = {}
         recorded_agree = 0
         for it in items:
-            score = bench.score(it.task, it.messages)
+            score = asyncio.run(bench.score(it.task, it.messages))
             got[it.task_id] = "pass" if score.reward == 1.0 else CODES[score.info["error_type"]]
             assert it.official is not None  # the score file next to it was read
             recorded_agree += (score.reward == 1.0) == it.official["valid"]
@@ -82,7 +83,7 @@ def test_not_a_bfcl_file(data_dir, tmp_path):
 def test_force_terminated_when_turns_missing(data_dir):
     bench = BfclBenchmark()
     task = bench.find_task(data_dir, "multi_turn_base", "multi_turn_base_0")
-    score = bench.score(task, [Message(role="user", content="only one turn")])
+    score = asyncio.run(bench.score(task, [Message(role="user", content="only one turn")]))
     assert score.reward == 0.0 and score.info["error_type"] == "multi_turn:force_terminated"
 
 
@@ -94,5 +95,5 @@ def test_undecodable_step_is_dropped(data_dir, args):
             Message.from_dict({"role": "assistant", "content": None, "tool_calls": [
                 {"id": "a", "type": "function", "function": {"name": "cd", "arguments": args}}]})]
     msgs += [Message(role="user", content=f"t{i}") for i in range(1, len(task.evaluation))]
-    score = bench.score(task, msgs)
+    score = asyncio.run(bench.score(task, msgs))
     assert score.info["error_type"] == "multi_turn:empty_turn_model_response" and score.info["failed_turn"] == 0

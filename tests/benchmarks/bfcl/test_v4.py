@@ -42,7 +42,7 @@ def test_real_results_match_recorded_v4_verdicts(data_dir, real_dir):
         assert {it.variant for it in items} == {"v4"} and all(it.task.split == "v4" for it in items)
         agree = same_code = 0
         for it in items:
-            score = bench.score(it.task, it.messages, termination=it.termination)
+            score = asyncio.run(bench.score(it.task, it.messages, termination=it.termination))
             mine = "pass" if score.reward == 1.0 else CODES[score.info["error_type"]]
             recorded = "pass" if it.official["valid"] else CODES[it.official["error_type"]]
             agree += (mine == "pass") == (recorded == "pass")

@@ -56,7 +56,7 @@ def test_gold_passes_every_task(data_dir, domain):
         assert result.termination == "user_stop"
         assert result.score.reward == 1.0, (task.id, result.score)
         # scoring the same trajectory by replay (no env) gives the same verdict
-        assert BENCH.score(task, result.messages).reward == 1.0
+        assert asyncio.run(BENCH.score(task, result.messages)).reward == 1.0
         if (task.evaluation.get("nl_assertions") and "NL_ASSERTION" in task.evaluation["reward_basis"]):
             assert result.score.components["nl_assertion"] is None and result.score.info["incomplete"]
     judged = sum(bool(t.evaluation.get("nl_assertions")) and "NL_ASSERTION" in t.evaluation["reward_basis"]
@@ -74,10 +74,10 @@ def test_broken_trajectories_fail(data_dir):
     task = next(t for t in BENCH.load_tasks(data_dir, "airline", None) if t.evaluation["communicate_info"])
     messages = _gold_messages(task)
     # no stop marker at the end: premature termination
-    assert BENCH.score(task, messages[:-1]).reward == 0.0
+    assert asyncio.run(BENCH.score(task, messages[:-1])).reward == 0.0
     # the final text without the information to communicate
     cut = [m for m in messages if not (m.role == "assistant" and m.content and m.content.startswith("Done."))]
-    score = BENCH.score(task, cut)
+    score = asyncio.run(BENCH.score(task, cut))
     assert score.components["communicate"] == 0.0 and score.info["communicate_missing"]
 
 
@@ -87,7 +87,7 @@ def test_missing_write_fails_db(data_dir):
                        for a in t.evaluation["actions"]))
     messages = _gold_messages(task)
     without_calls = [m for m in messages if not m.tool_calls and m.role != "tool"]
-    score = BENCH.score(task, without_calls)
+    score = asyncio.run(BENCH.score(task, without_calls))
     assert score.components["db"] == 0.0 and score.info["db_match"] is False
 
 
@@ -101,7 +101,7 @@ def test_judge_scores_nl_assertions(data_dir):
                        for a in task.evaluation["nl_assertions"]]
             return Message(role="assistant", content=json.dumps({"results": results})), None
 
-    score = asyncio.run(BENCH.score_async(task, messages, judge=Judge()))
+    score = asyncio.run(BENCH.score(task, messages, judge=Judge()))
     assert score.components["nl_assertion"] == 0.0 and score.reward == 0.0 and "incomplete" not in score.info
 
 
@@ -112,4 +112,4 @@ def test_unparseable_and_unknown_calls_are_skipped_in_replay(data_dir):
                                                   ToolCall(id="y", name="drop_tables", arguments="{}")]),
             Message(role="tool", content="Error", tool_call_id="x"),
             Message(role="tool", content="E", tool_call_id="y")]
-    assert BENCH.score(task, messages[:2] + junk + messages[2:]).reward == 1.0
+    assert asyncio.run(BENCH.score(task, messages[:2] + junk + messages[2:])).reward == 1.0

@@ -13,6 +13,8 @@ the 18 retail and 22 airline failures (DB or COMMUNICATE); EXCEPTIONS lists none
 """
 from __future__ import annotations
 
+import asyncio
+
 import json
 from pathlib import Path
 
@@ -40,7 +42,7 @@ def _agreement(path: Path, data_dir: Path) -> tuple[int, int, list[str]]:
         assert item.error is None, (path.name, item.task_id, item.error)
         if item.subset not in ("retail", "airline"):
             continue
-        score = BENCH.score(item.task, item.messages, termination=item.termination)
+        score = asyncio.run(BENCH.score(item.task, item.messages, termination=item.termination))
         assert not score.info.get("incomplete"), (path.name, item.task_id, score)
         total += 1
         if score.reward == pytest.approx(item.official["reward"]):

@@ -2,6 +2,8 @@
 aborts ``mua score``, never a score for a conversation that is missing or empty."""
 from __future__ import annotations
 
+import asyncio
+
 import copy
 import json
 
@@ -35,7 +37,7 @@ def _with_sim0(doc: dict, change) -> dict:
 def test_the_intact_simulation_is_scored(tmp_path, data_dir, results):
     item = _items(tmp_path, data_dir, results)[0]
     assert item.error is None and item.messages
-    assert BENCH.score(item.task, item.messages, termination=item.termination).reward == 1.0
+    assert asyncio.run(BENCH.score(item.task, item.messages, termination=item.termination)).reward == 1.0
 
 
 @pytest.mark.parametrize("change, reason", [

@@ -2,6 +2,8 @@
 gpt-4.1-mini telecom): mua's verdicts, the tool results both sides saw, and the recorded policies."""
 from __future__ import annotations
 
+import asyncio
+
 import json
 
 import pytest
@@ -27,7 +29,7 @@ def test_verdicts_agree_with_official(real_dir, data_dir, fragment):
     assert (len(items), sum(i.official["reward"] == 1.0 for i in items)) == FILES[fragment]
     for item in items:
         assert item.error is None, item.error
-        score = BENCH.score(item.task, item.messages, termination=item.termination)
+        score = asyncio.run(BENCH.score(item.task, item.messages, termination=item.termination))
         assert score.reward == item.official["reward"], (item.task_id, score.info)
 
 
