@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from mua.harness.build import make_user
+from mua.harness.build import ModelSpec, make_user, open_model
 from mua.harness.errors import ConfigError, MuaError
-from mua.harness.interfaces import Benchmark, User
+from mua.harness.interfaces import Benchmark, ChatModel, User
 from mua.harness.models.local import stop_ids_for
 from mua.harness.models.parsers import get_parser, parser_for_template
 from mua.harness.selection import TaskSelection, read_split_file, select_tasks
@@ -21,7 +21,7 @@ from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
 from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
 from .rollout import EpisodePlayer, RolloutFunc, RolloutSettings, episode_reward, task_key
-from .stopping import RolloutInterrupted, SaveOnInterrupt
+from .stopping import RolloutInterrupted, SaveOnInterrupt, rng_restore
 from .stream import TemplateSuffixer, stop_text_of
 
 
@@ -55,21 +55,18 @@ class UserFactory:
 
 
 def user_factory(bench: Benchmark, cfg: TrainConfig) -> UserFactory:
+    """The user of each episode, with the user model opened as `mua eval` opens it (harness open_model)."""
     check_user_model(cfg, bench)
     if cfg.user_model in (None, SCRIPTED):
         return UserFactory(bench)
-    from mua.harness.models import make_chat_model
-
-    model = make_chat_model(cfg.user_model, base_url=cfg.user_base_url, **model_params(cfg.user_params))
-    return UserFactory(bench, model)
+    return UserFactory(bench, open_model(ModelSpec(cfg.user_model, cfg.user_base_url, model_params(cfg.user_params))))
 
 
-def judge_model(cfg: TrainConfig):
+def judge_model(cfg: TrainConfig) -> Optional[ChatModel]:
+    """The judge model, opened as `mua eval` opens it."""
     if not cfg.judge_model:
         return None
-    from mua.harness.models import make_chat_model
-
-    return make_chat_model(cfg.judge_model, base_url=cfg.judge_base_url, **model_params(cfg.judge_params))
+    return open_model(ModelSpec(cfg.judge_model, cfg.judge_base_url, model_params(cfg.judge_params)))
 
 
 def policy_factory(tokenizer, stop_ids: set[int], cfg: TrainConfig, backend_ref: Callable[[], Any],
@@ -137,11 +134,14 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     return trainer, rollout
 
 
-def save_last_step(trainer) -> int:
+def save_last_step(trainer, rng: Optional[dict]) -> int:
     """After a rollout was abandoned: save the last finished step as a checkpoint on every rank (unless it is
-    saved already); returns that step."""
+    saved already), with the random states of that step's end (``rng``), so the resumed run repeats exactly
+    what an uninterrupted one does; returns that step."""
     step = trainer.state.global_step
     if step and not (Path(trainer.args.output_dir) / f"checkpoint-{step}").is_dir():
+        if rng is not None:
+            rng_restore(rng)
         trainer._save_checkpoint(trainer.model, trial=None)
     return step
 
@@ -172,7 +172,7 @@ def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
             try:
                 trainer.train(resume_from_checkpoint=resume)
             except RolloutInterrupted:
-                stop.stopped_at = save_last_step(trainer)
+                stop.stopped_at = save_last_step(trainer, stop.rng)
     finally:
         rollout.close()
     if stop.stopped_at is not None and stop.stopped_at < trainer.state.max_steps:

@@ -77,12 +77,13 @@ class StreamPolicy:
             text = render_prompt(self.tokenizer, messages, tools)
             self.stream = TokenStream(encode_prompt(self.tokenizer, text))
             return
-        if names != self._tools:
-            raise StreamError("the agent's tools changed mid-episode; a token stream cannot re-render its "
-                              "system prompt")
         if len(messages) <= self._seen or messages[self._seen - 1] != self._last_reply:
             raise StreamError("the conversation given to the policy does not extend its previous reply")
-        self.live_stream.add_context(self.suffixer.suffix_ids(messages[self._seen:], self._closed))
+        tools_turn = ""
+        if names != self._tools:  # tools added mid-episode: the template's tools turn comes first (masked)
+            system = [m for m in messages[:1] if m.role == "system"]
+            tools_turn, self._tools = self.suffixer.tools_turn(system, list(tools or [])), names
+        self.live_stream.add_context(self.suffixer.suffix_ids(messages[self._seen:], self._closed, tools_turn))
 
     @property
     def live_stream(self) -> TokenStream:

@@ -44,6 +44,32 @@ def any_rank(flag: bool, device: Any = None) -> bool:
     return any_ranks([flag], device)[0]
 
 
+def rng_snapshot() -> dict:
+    """The random states a checkpoint records (Python, NumPy, torch CPU and CUDA)."""
+    import random
+
+    import numpy as np
+    import torch
+
+    snap = {"python": random.getstate(), "numpy": np.random.get_state(), "cpu": torch.random.get_rng_state()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        snap["cuda"] = torch.cuda.get_rng_state_all()
+    return snap
+
+
+def rng_restore(snap: dict) -> None:
+    import random
+
+    import numpy as np
+    import torch
+
+    random.setstate(snap["python"])
+    np.random.set_state(snap["numpy"])
+    torch.random.set_rng_state(snap["cpu"])
+    if "cuda" in snap:
+        torch.cuda.set_rng_state_all(snap["cuda"])
+
+
 class RolloutInterrupted(Exception):
     """Raised on every rank together when a stop was requested during a rollout; the step is discarded."""
 
@@ -61,6 +87,7 @@ class SaveOnInterrupt(TrainerCallback):
         self.stopped_at: Optional[int] = None
         self._first_at = 0.0
         self._previous: dict[int, Any] = {}
+        self.rng: Optional[dict] = None
 
     def __enter__(self) -> "SaveOnInterrupt":
         if threading.current_thread() is threading.main_thread():
@@ -85,6 +112,7 @@ class SaveOnInterrupt(TrainerCallback):
                   "again to stop at once without saving)", file=sys.stderr, flush=True)
 
     def on_step_end(self, args, state, control, **kwargs):
+        self.rng = rng_snapshot()  # a checkpoint saved after an abandoned rollout carries this step's RNG
         if any_rank(self.requested, getattr(args, "device", None)):
             control.should_save = True
             control.should_training_stop = True

@@ -1,6 +1,7 @@
 """`mua train` as a launcher (torchrun, accelerate launch) runs it on each rank, with two test benchmarks
-registered: ``counter`` and ``slow_counter``, whose user stalls once the file named by $MUA_TEST_SLOW_AFTER
-exists (so a test can interrupt a rollout that would otherwise run far past the launcher's grace period)."""
+registered: ``slow_counter``, whose user stalls once the file named by $MUA_TEST_SLOW_AFTER exists (so a test
+can interrupt a rollout that would otherwise run far past the launcher's grace period), and ``silent_counter``,
+whose user says nothing (no policy token in any episode)."""
 from __future__ import annotations
 
 import asyncio
@@ -32,7 +33,16 @@ class SlowCounter(CounterBenchmark):
         return StallingUser([task.scenario, "###STOP###"], stop_markers=["###STOP###"])
 
 
+class SilentCounter(CounterBenchmark):
+    """Every episode ends before the agent speaks: a step without a single policy token."""
+
+    name = "silent_counter"
+
+    def gold_user(self, task):
+        return ScriptedUser([])
+
+
 if __name__ == "__main__":
-    register_benchmark(CounterBenchmark, n_tasks=2)
     register_benchmark(SlowCounter, n_tasks=2)
+    register_benchmark(SilentCounter, n_tasks=2)
     sys.exit(main(sys.argv[1:]))

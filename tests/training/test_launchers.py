@@ -80,3 +80,13 @@ def test_ctrl_c_under_a_launcher_saves_the_last_step_on_every_rank_in_time(launc
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "from checkpoint-1 (step 1 of 2)" in resumed.stderr
     assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [1, 2]
+
+
+@pytest.mark.slow
+def test_a_step_without_policy_tokens_stops_every_rank_with_one_clear_error(tiny_checkpoint, tmp_path):
+    out = tmp_path / "run"
+    run = subprocess.run(LAUNCHERS["torchrun"] + _args(tiny_checkpoint, out, "silent_counter", steps=2),
+                         env=_env(out), capture_output=True, text=True, timeout=300)
+    assert run.returncode != 0
+    assert run.stderr.count("error: no episode of training step 1 produced a policy token on any rank") == 2
+    assert not (out / "metrics.jsonl").exists()  # nothing trained on filler rows (torchrun adds its own report)

@@ -125,6 +125,16 @@ def test_ranks_agree_on_a_flag_one_of_them_raised(tmp_path):
     assert got == [(0, True, False), (1, True, False)]
 
 
+class ParityCounter(CounterBenchmark):
+    """Rewards that differ within a group (by the parity of what the agent said), so steps move the weights."""
+
+    async def score(self, task, messages, *, env=None, termination=None, judge=None):
+        from mua.harness.types import Score
+
+        said = sum(len(m.content or "") + len(m.tool_calls or []) for m in messages if m.role == "assistant")
+        return Score(reward=float(said % 2), components={})
+
+
 @pytest.mark.slow
 def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpoint, tmp_path, capsys):
     from trl import GRPOTrainer
@@ -137,10 +147,11 @@ def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpo
                 os.kill(os.getpid(), signal.SIGINT)
             return super().training_step(*args, **kwargs)
 
-    bench = CounterBenchmark(n_tasks=1)
+    bench = ParityCounter(n_tasks=1)
     cfg = TrainConfig(policy=str(tiny_checkpoint), output_dir=str(tmp_path / "run"), benchmark="counter",
-                      subsets=["easy"], allow_scripted_user=True, num_generations=2, batch_size=2, max_steps=3,
-                      max_turn_tokens=8, max_completion_tokens=24, save_steps=50, progress=False).validate()
+                      subsets=["easy"], allow_scripted_user=True, num_generations=4, batch_size=4, max_steps=3,
+                      max_turn_tokens=8, max_completion_tokens=24, save_steps=50, progress=False,
+                      learning_rate=1e-2).validate()
     previous = signal.getsignal(signal.SIGINT)
     with pytest.raises(TrainingInterrupted, match="step in progress was discarded; checkpoint-1 .* re-run the same"):
         train(cfg, bench, trainer_cls=CtrlCDuringStep2)
@@ -154,6 +165,15 @@ def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpo
     assert (out / "model.safetensors").is_file()
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert steps == [1, 2, 3]
+    # nothing was lost: the interrupted and resumed run ends with the weights of an uninterrupted one
+    from safetensors.torch import load_file
+
+    cfg.output_dir = str(tmp_path / "straight")
+    train(cfg, bench)
+    straight, resumed = load_file(tmp_path / "straight" / "model.safetensors"), load_file(out / "model.safetensors")
+    assert straight.keys() == resumed.keys() and all(straight[k].equal(resumed[k]) for k in straight)
+    initial = load_file(tiny_checkpoint / "model.safetensors")
+    assert any(not initial[k].equal(straight[k]) for k in straight)  # the steps did move the weights
 
 
 def test_resume_picks_the_newest_complete_checkpoint(tmp_path):

@@ -230,3 +230,27 @@ def test_a_stop_request_abandons_the_rollout(tiny_tokenizer, stop_ids, tmp_path)
     with pytest.raises(RolloutInterrupted, match="step 4"):
         func(["easy/0", "easy/1"], trainer)
     assert time.monotonic() - start < 5
+
+
+def test_bfcl_miss_func_episodes_are_trainable(tiny_tokenizer, stop_ids, data_dir):
+    """Tools added at a later turn (BFCL multi_turn_miss_func) enter the stream; the episode is scored and
+    trained instead of failing with a stream error."""
+    from mua.harness.registry import open_benchmark
+    from mua.harness.selection import TaskSelection, select_tasks
+
+    bench = open_benchmark("bfcl_v3", data_dir)
+    tasks = select_tasks(bench, TaskSelection(["multi_turn_miss_func"], limit=2))["multi_turn_miss_func"]
+    backend = ScriptedBackend(tiny_tokenizer, ["Done."], tiny_tokenizer.eos_token_id)
+    cfg = TrainConfig(max_turn_tokens=16, max_completion_tokens=100_000)
+    make_policy = policy_factory(tiny_tokenizer, stop_ids, cfg, lambda: backend, None)
+    player = EpisodePlayer(bench, tasks, make_policy, lambda task, seed: bench.gold_user(task), RolloutSettings(),
+                           tiny_tokenizer.pad_token_id)
+    func = RolloutFunc(player, lambda trainer: backend, samples_per_step=0, progress=False)
+    trainer = SimpleNamespace(state=SimpleNamespace(global_step=0), args=SimpleNamespace(output_dir="."),
+                              accelerator=SimpleNamespace(process_index=0, is_main_process=True))
+    out = func([f"multi_turn_miss_func/{t.id}" for t in tasks], trainer)
+    for stats, reward in zip(out["episode_stats"], out["episode_reward"]):
+        assert stats["error"] is None and reward is not None and stats["policy_tokens"] > 0
+        assert stats["agent_turns"] > 1
+    added = [o for o in func.last if tiny_tokenizer.decode(o.completion_ids).count("<|im_start|>system") == 1]
+    assert len(added) == len(tasks)  # each episode's stream shows its grown tool list once, mid-episode
