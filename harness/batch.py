@@ -19,7 +19,7 @@ from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, ope
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
 from .metrics import summary_fields
-from .registry import get_benchmark
+from .registry import open_benchmark
 from .results import EpisodeKey, JsonlAppender, RunDir, write_json
 from .runner import run_episode
 from .runs import declaration_of
@@ -62,9 +62,9 @@ def mua_version() -> str:
         return "unknown"
 
 
-def select_tasks(bench: Benchmark, plan: EvalPlan, data_dir: Path) -> dict[str, list[Task]]:
+def select_tasks(bench: Benchmark, plan: EvalPlan) -> dict[str, list[Task]]:
     # a missing or malformed data file surfaces here (load_tasks checks what episodes will read), before any run
-    return select(bench, data_dir, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
+    return select(bench, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
 
 
 def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dict:
@@ -78,7 +78,7 @@ def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], mode
         "user": describe(plan.user, models.user),
         "judge": describe(plan.judge, models.judge),
         "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
-        "metrics": bench.metrics.to_dict(),  # how results are read without the adapter (see metrics.py)
+        "metrics": bench.declared_metrics().to_dict(),  # how results are read without the adapter (see metrics.py)
     }
 
 
@@ -163,8 +163,8 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     ``max_error_streak`` consecutive episodes failing on the model endpoint stop the run with a ModelError
     (0: never): an endpoint that is down should be reported once, not retried for hours, episode by episode.
     """
-    bench = get_benchmark(plan.benchmark)
-    tasks = select_tasks(bench, plan, data_dir)
+    bench = open_benchmark(plan.benchmark, data_dir)
+    tasks = select_tasks(bench, plan)
     if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
     run = RunDir(out)

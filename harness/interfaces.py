@@ -8,7 +8,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Protocol, runtime_checkable
+from typing import Any, ClassVar, Iterable, Optional, Protocol, runtime_checkable
 
 from .metrics import MetricsDeclaration, generic
 from .types import Message, Score, Task, ToolCall, ToolSpec, Usage
@@ -112,17 +112,28 @@ class ReplayItem:
 
 
 class Benchmark(ABC):
-    """A benchmark adapter. Subclasses set ``name`` and ``subsets`` and implement the methods below."""
+    """A benchmark adapter, bound to its data directory when created (``Benchmark(data_dir)``; the registry's
+    ``open_benchmark`` does it). Subclasses set ``name`` and ``subsets`` and implement the methods below."""
 
     name: str = ""
     subsets: tuple[str, ...] = ()
     default_split: Optional[str] = None
+    # What the benchmark reports (see metrics.py); None: mean reward per subset and over subsets.
+    metrics: ClassVar[Optional[MetricsDeclaration]] = None
     # Splits meant for training, never reported (tau2's "train"). Training refuses every other split unless
     # the run names its own train/held-out division (a split file) or forces it (allow_test_split).
     train_splits: tuple[str, ...] = ()
 
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = Path(data_dir)
+
+    @classmethod
+    def declared_metrics(cls) -> MetricsDeclaration:
+        """What the benchmark reports; ``mua eval`` records it in config.json."""
+        return cls.metrics or generic(cls.name, cls.subsets, cls.default_split)
+
     @abstractmethod
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         """Tasks of one subset (and split); raises DataError naming the missing or bad file. Every data file
         that ``start`` and ``score`` will read is checked here, so bad data fails once, before any episode."""
 
@@ -161,7 +172,7 @@ class Benchmark(ABC):
         ``termination`` None means: derive it from the messages, as documented by the adapter. ``judge`` is
         the LLM judge for judged components (None: they are skipped, reported as None)."""
 
-    def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
+    def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
         """Items from one of the benchmark's own results files, or None if ``path`` is not such a file."""
         return None
 
@@ -170,15 +181,9 @@ class Benchmark(ABC):
         tasks of the subset (None)."""
         return None
 
-    def find_task(self, data_dir: Path, subset: str, task_id: str) -> Task:
+    def find_task(self, subset: str, task_id: str) -> Task:
         """Look a task up by id across all splits of a subset; KeyError when absent."""
-        for task in self.load_tasks(data_dir, subset, split=None):
+        for task in self.load_tasks(subset, split=None):
             if task.id == task_id:
                 return task
         raise KeyError(f"{self.name}/{subset}: no task with id {task_id!r}")
-
-    @property
-    def metrics(self) -> MetricsDeclaration:
-        """What the benchmark reports (see :mod:`.metrics`); ``mua eval`` records it in config.json. By
-        default: mean reward per subset and over subsets."""
-        return generic(self.name, self.subsets, self.default_split)

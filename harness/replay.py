@@ -12,7 +12,7 @@ from typing import Any, Iterator, Optional
 
 from .errors import ConfigError, MuaError
 from .interfaces import Benchmark, ChatModel, ReplayItem
-from .registry import benchmark_names, get_benchmark
+from .registry import benchmark_names, open_benchmark
 from .runner import run_episode
 from .transcript import ReplayAgent, ReplayUser, Transcript
 from .types import Message, Score, Task
@@ -21,7 +21,7 @@ REQUIRED = ("benchmark", "subset", "task_id", "messages")
 
 
 class TaskIndex:
-    """Tasks by (benchmark, subset, id), each subset's task file loaded once."""
+    """Tasks by (benchmark, subset, id), each subset's task file loaded once; benchmarks bound to data_dir."""
 
     def __init__(self, data_dir: Path):
         self.data_dir = data_dir
@@ -33,7 +33,7 @@ class TaskIndex:
         if key not in self._by_subset:
             if subset not in bench.subsets:
                 raise KeyError(f"{bench.name} has no subset {subset!r} (known: {', '.join(bench.subsets)})")
-            self._by_subset[key] = {t.id: t for t in bench.load_tasks(self.data_dir, subset, split=split)}
+            self._by_subset[key] = {t.id: t for t in bench.load_tasks(subset, split=split)}
         tasks = self._by_subset[key]
         if task_id not in tasks:
             raise KeyError(f"{bench.name}/{subset} has no task {task_id!r}")
@@ -62,7 +62,7 @@ def _parse_line(line: str, index: TaskIndex) -> tuple[Optional[Benchmark], Repla
         item.error = f"missing keys: {', '.join(missing)}"
         return None, item
     try:
-        bench = get_benchmark(str(obj["benchmark"]))
+        bench = open_benchmark(str(obj["benchmark"]), index.data_dir)
         item.task = index.get(bench, item.subset, item.task_id, item.variant)
         if not isinstance(obj["messages"], list):
             raise ValueError("messages must be a list")
@@ -82,8 +82,8 @@ def read_items(path: Path, data_dir: Path, index: TaskIndex) -> Iterator[tuple[O
                     yield parse_line(line, index, lineno)
         return
     for name in benchmark_names():
-        bench = get_benchmark(name)
-        items = bench.read_official(path, data_dir)
+        bench = open_benchmark(name, data_dir)
+        items = bench.read_official(path)
         if items is not None:
             for item in items:
                 yield (bench if item.error is None else None), item

@@ -20,7 +20,7 @@ class TaskSelection:
     limit: Optional[int] = None  # at most this many tasks per subset
 
 
-def select_tasks(bench: Benchmark, data_dir: Path, selection: TaskSelection) -> dict[str, list[Task]]:
+def select_tasks(bench: Benchmark, selection: TaskSelection) -> dict[str, list[Task]]:
     """The chosen tasks by subset, in data order. Unknown subsets and task ids are refused (ConfigError), as
     is a selection that matches nothing."""
     subsets = selection.subsets or list(bench.subsets)
@@ -30,7 +30,7 @@ def select_tasks(bench: Benchmark, data_dir: Path, selection: TaskSelection) -> 
     for subset in subsets:
         if subset not in bench.subsets:
             raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
-        chosen = bench.load_tasks(data_dir, subset, selection.split)
+        chosen = bench.load_tasks(subset, selection.split)
         if wanted:
             chosen = [t for t in chosen if t.id in wanted]
         found.update(t.id for t in chosen)

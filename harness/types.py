@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, TypeVar
+
+from .errors import ConfigError
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -113,7 +115,20 @@ class Task:
     initial_state: Any = None
     evaluation: Any = None
     split: Optional[str] = None
-    raw: Any = None  # the original record, for adapters that need more than the fields above
+    raw: Any = None  # the original record, kept as read
+    context: Any = None  # the adapter's own typed per-task data (a dataclass of its own), see task_context
+
+
+C = TypeVar("C")
+
+
+def task_context(task: Task, kind: type[C]) -> C:
+    """``task.context`` as the adapter's context type ``kind``; a ConfigError when the task was not built by
+    that adapter's ``load_tasks`` (the one way an adapter reads its per-task data)."""
+    if not isinstance(task.context, kind):
+        raise ConfigError(f"{task.benchmark} task {task.id}: not loaded through its benchmark's load_tasks "
+                          f"(no {kind.__name__})")
+    return task.context
 
 
 @dataclass

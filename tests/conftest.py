@@ -12,12 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
-def _data_dir() -> Path | None:
-    env = os.environ.get("MUA_DATA_DIR")
-    for candidate in ([Path(env)] if env else []) + [REPO.parent / "shared" / "data"]:
-        if candidate.is_dir():
-            return candidate
-    return None
+from helpers.data import find_data_dir as _data_dir  # noqa: E402 - after the sys.path entry above
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ import pytest
 
 from mua.harness import registry
 from mua.harness.cli import main
+from mua.harness.errors import ConfigError
 
 PACKAGE = '''
 """Dice: roll the die until it shows the target (a toy benchmark)."""
@@ -53,7 +54,7 @@ class DiceBenchmark(Benchmark):
         metrics=(Metric(SUCCESS, "dice/{subset}", overall="dice overall", combine="pooled", summary="accuracy"),),
         full_splits=(SplitSize(None, {"d6": 3, "d20": 3}),), headline=("dice overall",))
 
-    def load_tasks(self, data_dir, subset, split=None):
+    def load_tasks(self, subset, split=None):
         sides = int(subset[1:])
         return [Task(id=str(i), benchmark=self.name, subset=subset, scenario=f"show {sides - i}",
                      evaluation={"face": sides - i}) for i in range(3)]
@@ -94,8 +95,16 @@ def dice_installed(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(site))
     registry._entry_points.cache_clear()
     yield
-    registry._instances.pop("dice", None)
+    _uninstall(tmp_path, monkeypatch)
+
+
+def _uninstall(tmp_path, monkeypatch):
+    """What `pip uninstall dicebench` leaves: no package, no entry point, nothing loaded."""
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if not p.startswith(str(tmp_path))])
     registry._entry_points.cache_clear()
+    registry._classes.pop("dice", None)
+    for key in [k for k in registry._instances if k[0] == "dice"]:
+        del registry._instances[key]
     sys.modules.pop("dicebench", None)
 
 
@@ -111,11 +120,9 @@ def test_a_fourth_benchmark_runs_through_eval_leaderboard_and_gate(tmp_path, dic
     assert main([*args, "--out", str(tmp_path / "dice-one"), "--task-ids", "0"]) == 0
     capsys.readouterr()
 
-    # the adapter is uninstalled: results are read from what config.json recorded
-    registry._instances.pop("dice", None)
-    monkeypatch.setattr(sys, "path", [p for p in sys.path if not p.startswith(str(tmp_path))])
-    registry._entry_points.cache_clear()
-    sys.modules.pop("dicebench", None)
+    _uninstall(tmp_path, monkeypatch)  # results are read from what config.json recorded
+    with pytest.raises(ConfigError, match="unknown benchmark 'dice'"):
+        registry.benchmark_class("dice")
     assert main(["leaderboard", str(out), str(tmp_path / "dice-one"), "--detail"]) == 0
     table = capsys.readouterr().out
     assert table.index("dice overall") < table.index("dice/d20") < table.index("dice/d6")  # headline, then sorted

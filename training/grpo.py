@@ -29,7 +29,7 @@ class TrainingInterrupted(MuaError):
     """Ctrl-C stopped the run after saving a checkpoint; the message says how to resume."""
 
 
-def load_training_tasks(bench: Benchmark, cfg: TrainConfig, data_dir: Path) -> list[Task]:
+def load_training_tasks(bench: Benchmark, cfg: TrainConfig) -> list[Task]:
     """The tasks of the chosen subsets and split (through the selection step `mua eval` uses), narrowed to the
     split file's train ids when there is one, then to ``task_ids`` and ``limit`` per subset."""
     task_ids = list(cfg.task_ids)
@@ -39,7 +39,7 @@ def load_training_tasks(bench: Benchmark, cfg: TrainConfig, data_dir: Path) -> l
         if outside:
             raise ConfigError(f"task_ids not among the train ids of {cfg.split_file}: {', '.join(outside[:10])}")
         task_ids = task_ids or list(train_ids)
-    chosen = select_tasks(bench, data_dir, TaskSelection(list(cfg.subsets), cfg.split, task_ids, cfg.limit))
+    chosen = select_tasks(bench, TaskSelection(list(cfg.subsets), cfg.split, task_ids, cfg.limit))
     return [t for ts in chosen.values() for t in ts]
 
 
@@ -146,7 +146,7 @@ def save_last_step(trainer, rng: Optional[dict]) -> int:
     return step
 
 
-def train(cfg: TrainConfig, bench: Benchmark, data_dir: Path, trainer_cls=None) -> Path:
+def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
     """Run GRPO; returns the output directory, a normal checkpoint (weights, tokenizer, chat template).
 
     Nothing in ``output_dir`` changes until the settings, tasks, policy and trainer are all loaded. Resuming
@@ -155,7 +155,7 @@ def train(cfg: TrainConfig, bench: Benchmark, data_dir: Path, trainer_cls=None) 
     cfg.validate_for(bench)
     out = cfg.out
     resume = checkpoint_to_resume(cfg)
-    tasks = load_training_tasks(bench, cfg, data_dir)
+    tasks = load_training_tasks(bench, cfg)
     stop = SaveOnInterrupt()
     trainer, rollout = build_trainer(cfg, bench, tasks, trainer_cls=trainer_cls)
     trainer.add_callback(stop)

@@ -14,16 +14,16 @@ verdict for the same messages. Termination does not affect the verdict, as upstr
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
 from mua.harness.metrics import Metric, MetricsDeclaration, SplitSize
-from mua.harness.types import Message, Score, Task, ToolCall
+from mua.harness.types import Message, Score, Task, ToolCall, task_context
 
 from . import data
+from .data import AceContext
 from .calls import parse_calls
 from .environment import AceEnvironment, AceExecutor, executable
 from .scoring import check_end_state, process_score, render_tool_message
@@ -47,14 +47,14 @@ class AceBenchmark(Benchmark):
         headline=("acebench agent end_state", "acebench agent process"),
         detail=tuple(f"acebench/{s} {c}" for s in subsets for c in ("end_state", "process")))
 
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if split is not None:
             raise ConfigError(f"acebench has no splits (got split {split!r}); run it without --split")
-        return data.load_tasks(Path(data_dir), subset)
+        return data.load_tasks(self.data_dir, subset)
 
     def start(self, task: Task) -> EpisodeSpec:
-        world = task.raw["world"]
-        return EpisodeSpec(env=AceEnvironment(world), system_prompt=task.raw["prompts"]["system"],
+        context = task_context(task, AceContext)
+        return EpisodeSpec(env=AceEnvironment(context.world), system_prompt=context.prompts["system"],
                            limits=self.limits(task))
 
     def limits(self, task: Task) -> Limits:
@@ -73,7 +73,7 @@ class AceBenchmark(Benchmark):
         return ScriptedAgent([script], fallback=data.FINISH)
 
     def gold_user(self, task: Task) -> User:
-        if task.raw["world"].category == "multi_step":
+        if task_context(task, AceContext).world.category == "multi_step":
             return MultiStepUser(task.scenario)
         return GoldMultiTurnUser(task.scenario)
 
@@ -81,21 +81,21 @@ class AceBenchmark(Benchmark):
         return "multi_turn" in subset  # multi_step has no user after the opening request
 
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
-        if task.raw["world"].category == "multi_step":
+        if task_context(task, AceContext).world.category == "multi_step":
             return MultiStepUser(task.scenario)
-        prompts = task.raw["prompts"]
+        prompts = task_context(task, AceContext).prompts
         return AceSimulatedUser(model, prompts["user_system"], prompts["user_greeting"], seed=seed)
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        executor = AceExecutor(task.raw["world"])
+        executor = AceExecutor(task_context(task, AceContext).world)
         process: list[str] = []
         for m in messages:
             if m.role == "assistant" and m.tool_calls:
                 executor.run_message(m.tool_calls)
                 # an unexecutable message is a text to upstream: multi_turn routes it to the user (not part of
                 # the process), multi_step hands it to the executor (part of the process)
-                if executable(m.tool_calls) or task.raw["world"].category == "multi_step":
+                if executable(m.tool_calls) or task_context(task, AceContext).world.category == "multi_step":
                     process.append(render_tool_message(m))
         saved = executor.saved_state()
         verdict = check_end_state(saved, task.evaluation["ground_truth"])

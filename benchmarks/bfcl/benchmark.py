@@ -43,58 +43,45 @@ class BfclBenchmark(Benchmark):
         subset_labels={s: s.removeprefix("multi_turn_") for s in subsets},
         headline=("bfcl_v3 overall",) + tuple(f"bfcl_v3/{s.removeprefix('multi_turn_')}" for s in subsets))
 
-    def __init__(self) -> None:
-        # (task id, release split) -> data dir it was loaded from; v3 and v4 share task ids
-        self._data_dirs: dict[tuple[str, Optional[str]], Path] = {}
-
-    def _dir(self, task: Task) -> Path:
-        key = (task.id, task.split)
-        if key not in self._data_dirs:
-            raise ConfigError(f"bfcl_v3: task {task.id} was not loaded through this benchmark (no data dir)")
-        return self._data_dirs[key]
-
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if split in (None, "", "base", "v3"):
             version = data.V3
         elif split == "v4":
             version = data.V4
         else:
             raise ConfigError(f"bfcl_v3 has no split {split!r}; its data releases are v3 (default) and v4")
-        return self.load_release(Path(data_dir), subset, version)
+        return self.load_release(subset, version)
 
     def split_for_variant(self, variant: Optional[str]) -> Optional[str]:
         return "v4" if variant == "v4" else None  # a `mua score` line with "variant": "v4" uses the v4 data
 
-    def load_release(self, data_dir: Path, subset: str, version: data.DataVersion) -> list[Task]:
-        tasks = data.load_tasks(Path(data_dir), subset, version)
+    def load_release(self, subset: str, version: data.DataVersion) -> list[Task]:
+        """The tasks of ``subset`` in one data release (a task's ``split`` names its release)."""
+        tasks = data.load_tasks(self.data_dir, subset, version)
         # the files every episode reads (cached): a missing or bad one fails here, before any episode
-        data.protocol(data_dir), data.func_docs(data_dir, version), data.extensions(data_dir)
-        for t in tasks:
-            self._data_dirs[(t.id, t.split)] = Path(data_dir)
+        data.protocol(self.data_dir), data.func_docs(self.data_dir, version), data.extensions(self.data_dir)
         return tasks
 
     def start(self, task: Task) -> EpisodeSpec:
-        return EpisodeSpec(env=BfclEnvironment(task, self._dir(task)), system_prompt="", limits=self.limits(task))
+        return EpisodeSpec(env=BfclEnvironment(task, self.data_dir), system_prompt="", limits=self.limits(task))
 
     def limits(self, task: Task) -> Limits:
-        step_limit = int(data.protocol(self._dir(task))["MAXIMUM_STEP_LIMIT"])
+        step_limit = int(data.protocol(self.data_dir)["MAXIMUM_STEP_LIMIT"])
         return Limits(max_agent_steps_per_turn=step_limit + 1)
 
     def gold_agent(self, task: Task) -> Agent:
         return ScriptedAgent(gold_script(task))
 
     def gold_user(self, task: Task) -> User:
-        return ScriptedUser(user_turns(task, self._dir(task)))
+        return ScriptedUser(user_turns(task, self.data_dir))
 
     def needs_user_model(self, subset: str) -> bool:
         return False  # BFCL's user is always the scripted question turns
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        return score_messages(task, messages, self._dir(task), termination)
+        return score_messages(task, messages, self.data_dir, termination)
 
-    def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
+    def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
         """A BFCL result file, scored against the data release that produced it (see official.py)."""
-        data_dir = Path(data_dir)
-        return read_result_file(lambda subset, version: self.load_release(data_dir, subset, version), Path(path),
-                                data_dir)
+        return read_result_file(self.load_release, Path(path), self.data_dir)

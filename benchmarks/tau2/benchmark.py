@@ -9,7 +9,7 @@ from mua.harness.errors import ConfigError
 from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
                                     User)
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
-from mua.harness.types import Message, Score, Task
+from mua.harness.types import Message, Score, Task, task_context
 from mua.harness.users import SimulatedUser
 
 from . import gold, official, scoring
@@ -18,7 +18,7 @@ from .environment import Tau2Environment
 from .judge import judge_nl_assertions
 from .prompts import (FIRST_AGENT_MESSAGE, STOP, USER_STOP_MARKERS, agent_system_prompt, user_system_prompt)
 from .registry import get_domain
-from .tasks import load_tasks
+from .tasks import Tau2Context, load_tasks
 
 # tau2's CLI runs with max_steps=200 (config.DEFAULT_MAX_STEPS). A tau2 step is one user message, one agent
 # message, or ONE batch of tool results; its first agent greeting is not a step. mua's runner counts messages,
@@ -51,28 +51,26 @@ class Tau2Benchmark(Benchmark):
         headline=tuple(f"tau2/{d} pass^1" for d in subsets)
         + tuple(f"tau2/{d} pass^{k}" for d in subsets for k in range(2, 9)))
 
-    def __init__(self) -> None:
+    def __init__(self, data_dir: Path) -> None:
+        super().__init__(data_dir)
         self._gold_cache: dict[tuple, Any] = {}
 
     # -- tasks and episodes -------------------------------------------------------------------------------
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if subset not in self.subsets:
             raise ConfigError(f"tau2: unknown subset {subset!r}; valid: {', '.join(self.subsets)}")
-        tasks = list(load_tasks(Path(data_dir), subset, split))
-        get_domain(subset, Path(data_dir))  # checks the domain's database now: a damaged one fails before episodes
+        tasks = list(load_tasks(self.data_dir, subset, split))
+        get_domain(subset, self.data_dir)  # checks the domain's database now: a damaged one fails before episodes
         return tasks
 
     def _domain(self, task: Task) -> Tau2Domain:
-        data_dir = getattr(task, "data_dir", None)
-        if data_dir is None:
-            raise ConfigError(f"tau2 task {task.id}: no data directory (build tasks with load_tasks)")
-        return get_domain(task.subset, data_dir)
+        return get_domain(task.subset, self.data_dir)
 
     def start(self, task: Task) -> EpisodeSpec:
         domain = self._domain(task)
         state = domain.new_state()
         domain.initialise(state, task.initial_state)
-        policy = getattr(task, "policy", None) or domain.policy
+        policy = task_context(task, Tau2Context).policy or domain.policy
         return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=agent_system_prompt(policy),
                            opening=[Message(role="assistant", content=FIRST_AGENT_MESSAGE)],
                            limits=self.limits(task), agent_stop_marker=STOP, single_kind_messages=True)
@@ -82,7 +80,7 @@ class Tau2Benchmark(Benchmark):
 
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         domain = self._domain(task)
-        prompt = user_system_prompt(task.data_dir, task.scenario, bool(domain.user_tools))
+        prompt = user_system_prompt(self.data_dir, task.scenario, bool(domain.user_tools))
         return SimulatedUser(model, prompt, stop_markers=USER_STOP_MARKERS, seed=seed)
 
     # -- gold -----------------------------------------------------------------------------------------------
@@ -171,5 +169,5 @@ class Tau2Benchmark(Benchmark):
         return self._combine(components, info)
 
     # -- official results -----------------------------------------------------------------------------------
-    def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
-        return official.read_results(path, data_dir)
+    def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
+        return official.read_results(path)

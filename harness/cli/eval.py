@@ -61,9 +61,9 @@ def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> Ev
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..registry import get_benchmark
+    from ..registry import benchmark_class
 
-    bench = get_benchmark(args.benchmark)
+    bench = benchmark_class(args.benchmark)
     plan = plan_from_args(args, bench.subsets, bench.default_split)
     out = Path(args.out or Path("results") / f"{plan.benchmark}-{_slug(plan.agent.name)}")
     outcome = asyncio.run(run_eval(plan, out, resolve_data_dir(args.data_dir), concurrency=args.concurrency,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from ..data import resolve_data_dir
 from ..errors import ConfigError
@@ -26,16 +25,15 @@ def run(args: argparse.Namespace) -> int:
         from ...training.grpo import TrainingInterrupted, train
     except ImportError as exc:
         raise ConfigError(f"mua train needs torch, transformers, trl and datasets ({exc})") from None
-    from ..registry import get_benchmark
+    from ..registry import open_benchmark
 
     cfg = parse_config(args.rest)
     if not cfg.benchmark:
         raise ConfigError("name a benchmark: --benchmark NAME (or benchmark: in --config)")
-    bench = get_benchmark(cfg.benchmark)
+    bench = open_benchmark(cfg.benchmark, resolve_data_dir(cfg.data_dir))
     cfg.validate_for(bench)
-    data_dir = resolve_data_dir(cfg.data_dir)
     try:
-        out = train(cfg, bench, Path(data_dir))
+        out = train(cfg, bench)
     except TrainingInterrupted as exc:
         print(f"mua train: {exc}", file=sys.stderr)
         return 130

@@ -22,9 +22,7 @@ HELPERS = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(autouse=True)
 def counter():
-    bench = CounterBenchmark(n_tasks=5)
-    register_benchmark(bench)
-    return bench
+    register_benchmark(CounterBenchmark, n_tasks=5)
 
 
 def plan(**kw):
@@ -86,7 +84,7 @@ SCRIPT = textwrap.dedent("""
     from helpers.counter_bench import SlowCounterBenchmark
     from mua.harness.registry import register_benchmark
     from mua.harness.cli import main
-    register_benchmark(SlowCounterBenchmark(n_tasks=15))
+    register_benchmark(SlowCounterBenchmark, n_tasks=15)
     sys.exit(main(["eval", "--benchmark", "slowcounter", "--agent", "gold", "--trials", "2",
                    "--concurrency", "4", "--no-progress", "--data-dir", ".", "--out", sys.argv[1]]))
 """)
@@ -129,7 +127,7 @@ def test_bad_data_fails_once_before_any_episode(tmp_path):
         def load_tasks(self, data_dir, subset, split=None):  # adapters check their data files here
             raise DataError("missing data file counter/db.json")
 
-    register_benchmark(Broken())
+    register_benchmark(Broken)
     with pytest.raises(DataError, match="counter/db.json"):
         run(tmp_path / "r")
     assert not (tmp_path / "r" / "episodes.jsonl").exists()

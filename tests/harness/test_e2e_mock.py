@@ -38,7 +38,7 @@ def run(out: Path, base_url: str, timeout_s: float = 5.0):
 
 @pytest.fixture(autouse=True)
 def counter():
-    register_benchmark(CounterBenchmark(n_tasks=6))
+    register_benchmark(CounterBenchmark, n_tasks=6)
 
 
 def test_mock_agent_and_user_play_tool_calls_text_and_stop(tmp_path):

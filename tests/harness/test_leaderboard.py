@@ -95,15 +95,15 @@ def test_selection_of_an_unknown_split_is_judged_by_the_largest_run_shown(make_r
 
 
 def test_declared_full_split_sizes_match_the_data(data_dir):
-    from mua.harness.registry import get_benchmark
+    from mua.harness.registry import open_benchmark
 
     for name in ("tau2", "bfcl_v3", "acebench"):
-        bench = get_benchmark(name)
-        decl = bench.metrics
+        bench = open_benchmark(name, data_dir)
+        decl = bench.declared_metrics()
         assert decl.benchmark == name and decl.subsets == bench.subsets and decl.default_split == bench.default_split
         for size in decl.full_splits:
             for subset, n in size.tasks.items():
-                assert len(bench.load_tasks(data_dir, subset, size.split)) == n, (name, size.split, subset)
+                assert len(bench.load_tasks(subset, size.split)) == n, (name, size.split, subset)
         default = next(s for s in decl.full_splits if s.split == bench.default_split)
         assert set(default.tasks) == set(bench.subsets)
 
@@ -195,12 +195,12 @@ def test_fixture_writes_the_config_mua_eval_writes(make_run):
     """The synthetic runs these tests read must be in the format `mua eval` really writes."""
     from mua.harness.batch import EvalPlan, _config
     from mua.harness.build import ModelSpec, Models
-    from mua.harness.registry import get_benchmark
+    from mua.harness.registry import open_benchmark
     from mua.harness.types import Task
 
     path = make_run("spec", "tau2", {"retail": {"r0": [1]}}, model="Qwen/Qwen3-8B", user="u", split="test")
     plan = EvalPlan("tau2", ["retail"], ModelSpec("Qwen/Qwen3-8B"), user=ModelSpec("u"), split="test")
-    real = _config(get_benchmark("tau2"), plan, {"retail": [Task("r0", "tau2", "retail")]}, Models())
+    real = _config(open_benchmark("tau2", Path(".")), plan, {"retail": [Task("r0", "tau2", "retail")]}, Models())
     written = json.loads((path / "config.json").read_text())
     assert written.pop("mua_version") and written == real
     assert read_run(path).model == "Qwen/Qwen3-8B"

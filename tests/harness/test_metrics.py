@@ -8,7 +8,7 @@ from mua.harness.cli import main
 from mua.harness.errors import ConfigError
 from mua.harness.leaderboard import Settings, run_cells
 from mua.harness.metrics import PASS_HAT_K, REWARD, SUCCESS, Metric, MetricsDeclaration, SplitSize, generic
-from mua.harness.registry import get_benchmark
+from mua.harness.registry import benchmark_class
 from mua.harness.runs import declaration_of, read_run
 
 FAST = Settings(resamples=200)
@@ -23,7 +23,7 @@ GHOST = MetricsDeclaration(
 def test_declaration_round_trips_through_json():
     assert MetricsDeclaration.from_dict(json.loads(json.dumps(GHOST.to_dict()))) == GHOST
     for name in ("tau2", "bfcl_v3", "acebench"):
-        decl = get_benchmark(name).metrics
+        decl = benchmark_class(name).declared_metrics()
         assert MetricsDeclaration.from_dict(decl.to_dict()) == decl
 
 
@@ -58,7 +58,7 @@ def test_old_run_without_declaration_reads_as_the_installed_adapter_declares(mak
     results = {"retail": {"r0": [1, 1], "r1": [1, 0]}}
     old = read_run(make_run("old", "tau2", results, trials=2, metrics=False))
     new = read_run(make_run("new", "tau2", results, trials=2))
-    assert "metrics" not in old.config and old.metrics == new.metrics == get_benchmark("tau2").metrics
+    assert "metrics" not in old.config and old.metrics == new.metrics == benchmark_class("tau2").declared_metrics()
     assert run_cells(old, FAST) == run_cells(new, FAST)
     assert old.split == "base"
 
@@ -85,4 +85,4 @@ def test_malformed_declaration_is_one_clear_error(make_run, capsys):
 def test_declaration_of_prefers_the_recorded_one():
     recorded = {"benchmark": "tau2", "metrics": GHOST.to_dict()}
     assert declaration_of(recorded) == GHOST
-    assert declaration_of({"benchmark": "tau2"}) == get_benchmark("tau2").metrics
+    assert declaration_of({"benchmark": "tau2"}) == benchmark_class("tau2").declared_metrics()

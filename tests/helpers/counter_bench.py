@@ -57,11 +57,12 @@ class CounterBenchmark(Benchmark):
     subsets = ("easy", "hard")
     train_splits = ("train",)
 
-    def __init__(self, n_tasks: int = 4, limits: Optional[Limits] = None):
+    def __init__(self, data_dir: Path = Path("."), n_tasks: int = 4, limits: Optional[Limits] = None):
+        super().__init__(data_dir)  # the counter needs no data files
         self.n_tasks = n_tasks
         self.episode_limits = limits or Limits(max_messages=40, max_errors=5)
 
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         base = 10 if subset == "hard" else 1
         return [Task(id=str(i), benchmark=self.name, subset=subset, scenario=f"set the counter to {base + i}",
                      evaluation={"target": base + i}) for i in range(self.n_tasks)]

@@ -36,7 +36,7 @@ from mua.harness.users import ScriptedUser  # noqa: E402
 async def run_level(model: TransformersChatModel, episodes: int, concurrency: int) -> tuple[float, int]:
     """Play ``episodes`` episodes, ``concurrency`` at a time; returns (seconds, generated tokens)."""
     bench = CounterBenchmark(n_tasks=episodes)
-    tasks = bench.load_tasks(Path("."), "easy")
+    tasks = bench.load_tasks("easy")
     gate = asyncio.Semaphore(concurrency)
     tokens = 0
 

@@ -43,6 +43,6 @@ class SilentCounter(CounterBenchmark):
 
 
 if __name__ == "__main__":
-    register_benchmark(SlowCounter(n_tasks=2))
-    register_benchmark(SilentCounter(n_tasks=2))
+    register_benchmark(SlowCounter, n_tasks=2)
+    register_benchmark(SilentCounter, n_tasks=2)
     sys.exit(main(sys.argv[1:]))

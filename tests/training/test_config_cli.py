@@ -11,7 +11,7 @@ from helpers.counter_bench import CounterBenchmark
 
 from mua.harness.cli import main
 from mua.harness.errors import ConfigError
-from mua.harness.registry import get_benchmark, register_benchmark
+from mua.harness.registry import open_benchmark, register_benchmark
 from mua.training.config import TrainConfig, parse_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "training" / "configs"
@@ -63,7 +63,7 @@ def test_shipped_example_config_loads():
 def test_only_a_train_split_passes_the_guard(tiny_checkpoint, bench_name, split):
     """An allow-list: every split but the benchmark's own train split is refused (BFCL and ACEBench have
     none), unless forced or divided by a split file."""
-    bench = get_benchmark(bench_name)
+    bench = open_benchmark(bench_name, Path("."))
     base = dict(policy=str(tiny_checkpoint), benchmark=bench_name, split=split, user_model="m")
     with pytest.raises(ConfigError, match="refusing to train on .*only a train split passes"):
         TrainConfig(**base).validate_for(bench)
@@ -72,28 +72,28 @@ def test_only_a_train_split_passes_the_guard(tiny_checkpoint, bench_name, split)
 
 def test_tau2_train_split_passes(tiny_checkpoint):
     TrainConfig(policy=str(tiny_checkpoint), benchmark="tau2", split="train", user_model="m").validate_for(
-        get_benchmark("tau2"))
+        open_benchmark("tau2", Path(".")))
 
 
 def test_split_file_trains_only_on_its_train_ids(tiny_checkpoint, tmp_path, data_dir):
     from mua.training.grpo import load_training_tasks
 
-    bench = get_benchmark("bfcl_v3")
+    bench = open_benchmark("bfcl_v3", data_dir)
     split = tmp_path / "split.yaml"
     split.write_text(yaml.safe_dump({"train": ["multi_turn_base_1", "multi_turn_base_3"],
                                      "held_out": ["multi_turn_base_0"]}))
     cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="bfcl_v3", split=None, split_file=str(split),
                       subsets=["multi_turn_base"]).validate_for(bench)
-    assert [t.id for t in load_training_tasks(bench, cfg, data_dir)] == ["multi_turn_base_1", "multi_turn_base_3"]
+    assert [t.id for t in load_training_tasks(bench, cfg)] == ["multi_turn_base_1", "multi_turn_base_3"]
     assert parse_config(["--split", "", "--split-file", str(split)]).split is None  # a flag's "no split"
     cfg.task_ids = ["multi_turn_base_0"]
     with pytest.raises(ConfigError, match="not among the train ids"):
-        load_training_tasks(bench, cfg, data_dir)
-    ace = get_benchmark("acebench")
+        load_training_tasks(bench, cfg)
+    ace = open_benchmark("acebench", data_dir)
     split.write_text(json.dumps({"train": ["agent_multi_step_1"], "held_out": ["agent_multi_step_0"]}))
     cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="acebench", split=None, split_file=str(split),
                       subsets=["agent_multi_step_en"], user_model="m").validate_for(ace)
-    assert [t.id for t in load_training_tasks(ace, cfg, data_dir)] == ["agent_multi_step_1"]
+    assert [t.id for t in load_training_tasks(ace, cfg)] == ["agent_multi_step_1"]
     for bad, message in [({"train": ["a"], "held_out": ["a"]}, "both in train and held_out"),
                          ({"train": ["a"]}, "exactly the keys"), ({"train": [], "held_out": []}, "names no task")]:
         split.write_text(yaml.safe_dump(bad))
@@ -140,7 +140,7 @@ def test_values_of_the_wrong_type_name_the_key(tmp_path, text, message):
 
 
 def test_scripted_user_is_refused_where_the_benchmark_needs_a_user_model(tiny_checkpoint):
-    tau2 = get_benchmark("tau2")
+    tau2 = open_benchmark("tau2", Path("."))
     base = dict(policy=str(tiny_checkpoint), benchmark="tau2", subsets=["telecom"])
     with pytest.raises(ConfigError, match="needs a user model: set user_model.*performs the fixes itself"):
         TrainConfig(**base).validate_for(tau2)
@@ -178,7 +178,7 @@ def test_unloadable_checkpoint_is_a_config_error_and_nothing_is_written(tmp_path
     cfg = TrainConfig(policy=str(bad), benchmark="counter", output_dir=str(tmp_path / "run"), subsets=["easy"],
                       allow_scripted_user=True, num_generations=2, batch_size=2).validate()
     with pytest.raises(ConfigError, match=f"policy {bad}: cannot load"):
-        train(cfg, CounterBenchmark(n_tasks=1), tmp_path)
+        train(cfg, CounterBenchmark(n_tasks=1))
     assert not (tmp_path / "run" / "train_config.json").exists()
 
 
@@ -188,14 +188,14 @@ def test_unknown_task_ids_are_refused(tiny_checkpoint):
     bench = CounterBenchmark(n_tasks=3)
     cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="counter", subsets=["easy"], task_ids=["1", "99"])
     with pytest.raises(ConfigError, match="task ids not found in counter easy \\(split train\\): 99"):
-        load_training_tasks(bench, cfg, Path("."))
+        load_training_tasks(bench, cfg)
     cfg.task_ids, cfg.limit = ["1", "2"], 1
-    assert [t.id for t in load_training_tasks(bench, cfg, Path("."))] == ["1"]
+    assert [t.id for t in load_training_tasks(bench, cfg)] == ["1"]
 
 
 @pytest.mark.slow
 def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tmp_path, capsys):
-    register_benchmark(CounterBenchmark(n_tasks=2))
+    register_benchmark(CounterBenchmark, n_tasks=2)
     out = tmp_path / "run"
     args = ["train", "--benchmark", "counter", "--policy", str(tiny_checkpoint), "--output-dir", str(out),
             "--subsets", "easy", "--allow-scripted-user", "--num-generations", "2", "--batch-size", "4",

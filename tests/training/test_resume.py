@@ -154,13 +154,13 @@ def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpo
                       learning_rate=1e-2).validate()
     previous = signal.getsignal(signal.SIGINT)
     with pytest.raises(TrainingInterrupted, match="step in progress was discarded; checkpoint-1 .* re-run the same"):
-        train(cfg, bench, tmp_path, trainer_cls=CtrlCDuringStep2)
+        train(cfg, bench, trainer_cls=CtrlCDuringStep2)
     assert signal.getsignal(signal.SIGINT) is previous
     out = tmp_path / "run"
     assert (out / "checkpoint-1" / "trainer_state.json").is_file() and not (out / "checkpoint-2").exists()
     assert not (out / "model.safetensors").exists()
     capsys.readouterr()
-    train(cfg, bench, tmp_path)
+    train(cfg, bench)
     assert "from checkpoint-1 (step 1 of 3)" in capsys.readouterr().err  # a resumed run says so
     assert (out / "model.safetensors").is_file()
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
@@ -169,7 +169,7 @@ def test_ctrl_c_saves_a_checkpoint_and_the_next_run_resumes_from_it(tiny_checkpo
     from safetensors.torch import load_file
 
     cfg.output_dir = str(tmp_path / "straight")
-    train(cfg, bench, tmp_path)
+    train(cfg, bench)
     straight, resumed = load_file(tmp_path / "straight" / "model.safetensors"), load_file(out / "model.safetensors")
     assert straight.keys() == resumed.keys() and all(straight[k].equal(resumed[k]) for k in straight)
     initial = load_file(tiny_checkpoint / "model.safetensors")
@@ -204,12 +204,12 @@ def test_a_save_cut_short_leaves_no_checkpoint_and_the_rerun_resumes_from_the_pr
                       subsets=["easy"], allow_scripted_user=True, num_generations=2, batch_size=2, max_steps=2,
                       max_turn_tokens=8, max_completion_tokens=24, save_steps=1, progress=False).validate()
     with pytest.raises(OSError, match="disk full"):
-        train(cfg, bench, tmp_path, trainer_cls=CrashWhileSavingStep2)
+        train(cfg, bench, trainer_cls=CrashWhileSavingStep2)
     out = tmp_path / "run"
     assert (out / "checkpoint-1" / "trainer_state.json").is_file() and not (out / "checkpoint-2").exists()
     assert (out / STAGING / "checkpoint-2" / "model.safetensors").is_file()  # the partial save, under its temp name
     assert checkpoint_to_resume(cfg) == str(out / "checkpoint-1")
-    train(cfg, bench, tmp_path)
+    train(cfg, bench)
     assert json.loads((out / "checkpoint-2" / "trainer_state.json").read_text())["global_step"] == 2
     assert (out / "checkpoint-2" / "rng_state.pth").is_file() and not (out / STAGING).exists()
     assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [1, 2]

@@ -34,7 +34,7 @@ class PartlyJudgedCounter(CounterBenchmark):
 def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, mask_truncated=False,
              incomplete="drop", max_turns=None, truncated_reward=0.0, progress=False):
     bench = PartlyJudgedCounter(n_tasks=3)
-    tasks = bench.load_tasks(None, "easy")
+    tasks = bench.load_tasks("easy")
     backend = ScriptedBackend(tokenizer, texts, tokenizer.eos_token_id)
     cfg = TrainConfig(max_turn_tokens=64, max_completion_tokens=budget)
     make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: backend, None)
@@ -166,7 +166,7 @@ def test_unreachable_user_endpoint_raises_model_error_and_closes_its_session(tin
                       user_params={"retry": {"max_attempts": 1}})
     make_user = user_factory(bench, cfg)
     backend = ScriptedBackend(tiny_tokenizer, ["ok"], tiny_tokenizer.eos_token_id)
-    player = EpisodePlayer(bench, bench.load_tasks(None, "easy"), policy_factory(
+    player = EpisodePlayer(bench, bench.load_tasks("easy"), policy_factory(
         tiny_tokenizer, stop_ids, cfg, lambda: backend, None), make_user, RolloutSettings(), 0)
     func = RolloutFunc(player, lambda trainer: backend, samples_per_step=0)
     trainer = SimpleNamespace(state=SimpleNamespace(global_step=0), args=SimpleNamespace(output_dir=str(tmp_path)),
@@ -235,11 +235,11 @@ def test_a_stop_request_abandons_the_rollout(tiny_tokenizer, stop_ids, tmp_path)
 def test_bfcl_miss_func_episodes_are_trainable(tiny_tokenizer, stop_ids, data_dir):
     """Tools added at a later turn (BFCL multi_turn_miss_func) enter the stream; the episode is scored and
     trained instead of failing with a stream error."""
-    from mua.harness.registry import get_benchmark
+    from mua.harness.registry import open_benchmark
     from mua.harness.selection import TaskSelection, select_tasks
 
-    bench = get_benchmark("bfcl_v3")
-    tasks = select_tasks(bench, data_dir, TaskSelection(["multi_turn_miss_func"], limit=2))["multi_turn_miss_func"]
+    bench = open_benchmark("bfcl_v3", data_dir)
+    tasks = select_tasks(bench, TaskSelection(["multi_turn_miss_func"], limit=2))["multi_turn_miss_func"]
     backend = ScriptedBackend(tiny_tokenizer, ["Done."], tiny_tokenizer.eos_token_id)
     cfg = TrainConfig(max_turn_tokens=16, max_completion_tokens=100_000)
     make_policy = policy_factory(tiny_tokenizer, stop_ids, cfg, lambda: backend, None)

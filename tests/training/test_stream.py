@@ -35,7 +35,7 @@ def _segments(stream: TokenStream) -> list[tuple[int, list[int]]]:
 
 
 def test_gold_stream_decodes_to_the_rendered_conversation(tiny_tokenizer, stop_ids):
-    tasks = BENCH.load_tasks(None, "hard")
+    tasks = BENCH.load_tasks("hard")
     streams = gold_streams(BENCH, tasks, tiny_tokenizer, stop_ids)
     for task, stream in zip(tasks, streams):
         result = asyncio.run(run_episode(BENCH, task, BENCH.gold_agent(task), BENCH.gold_user(task)))
@@ -58,7 +58,7 @@ def test_generated_ids_are_kept_verbatim_and_context_follows(tiny_tokenizer, sto
     eos = tiny_tokenizer.eos_token_id
     backend = ScriptedBackend(tiny_tokenizer, [odd, "Done."], eos)
     policy = _policy(tiny_tokenizer, stop_ids, backend)
-    task = BENCH.load_tasks(None, "easy")[2]
+    task = BENCH.load_tasks("easy")[2]
     result = asyncio.run(run_episode(BENCH, task, ModelAgent(policy), BENCH.gold_user(task)))
     assert result.score.reward == 1.0 and result.messages[2].tool_calls[0].arguments == '{"n": 3}'
     segs = _segments(policy.stream)
@@ -78,7 +78,7 @@ def test_cut_reply_is_closed_by_the_suffix_and_counted_as_clipped(tiny_tokenizer
     backend = ScriptedBackend(tiny_tokenizer, ["I will now think about this for a long long time"],
                               tiny_tokenizer.eos_token_id)
     policy = _policy(tiny_tokenizer, stop_ids, backend, Budget(max_turn_tokens=4, max_completion_tokens=10**6))
-    task = BENCH.load_tasks(None, "easy")[0]
+    task = BENCH.load_tasks("easy")[0]
     user = ScriptedUser(["first", "second", "###STOP###"], stop_markers=["###STOP###"])
     asyncio.run(run_episode(BENCH, task, ModelAgent(policy), user))
     assert policy.clipped_turns == policy.turns == 2
@@ -92,7 +92,7 @@ def test_completion_budget_raises_and_stream_ends_at_last_generated_token(tiny_t
     call = '<tool_call>\n{"name": "add", "arguments": {"n": 1}}\n</tool_call>'
     backend = ScriptedBackend(tiny_tokenizer, [call], tiny_tokenizer.eos_token_id)
     policy = _policy(tiny_tokenizer, stop_ids, backend, Budget(max_turn_tokens=64, max_completion_tokens=60))
-    task = BENCH.load_tasks(None, "easy")[0]
+    task = BENCH.load_tasks("easy")[0]
     with pytest.raises(BudgetExhausted):
         asyncio.run(run_episode(BENCH, task, ModelAgent(policy), BENCH.gold_user(task)))
     assert all(r.max_new_tokens <= 64 for r in backend.requests)
@@ -105,7 +105,7 @@ def test_completion_budget_raises_and_stream_ends_at_last_generated_token(tiny_t
 def test_edited_history_is_refused(tiny_tokenizer, stop_ids):
     backend = ScriptedBackend(tiny_tokenizer, ["ok"], tiny_tokenizer.eos_token_id)
     policy = _policy(tiny_tokenizer, stop_ids, backend)
-    tools = BENCH.start(BENCH.load_tasks(None, "easy")[0]).env.agent_tools()
+    tools = BENCH.start(BENCH.load_tasks("easy")[0]).env.agent_tools()
     first = [Message(role="system", content="s"), Message(role="user", content="hi")]
     reply, _ = asyncio.run(policy.chat(first, tools))
     with pytest.raises(StreamError, match="does not extend"):
@@ -119,7 +119,7 @@ def test_tool_call_ids_depend_only_on_tokens(tiny_tokenizer, stop_ids):
     for _ in range(2):
         backend = ScriptedBackend(tiny_tokenizer, [call, "Done."], tiny_tokenizer.eos_token_id)
         policy = _policy(tiny_tokenizer, stop_ids, backend)
-        task = BENCH.load_tasks(None, "easy")[1]
+        task = BENCH.load_tasks("easy")[1]
         result = asyncio.run(run_episode(BENCH, task, ModelAgent(policy), BENCH.gold_user(task)))
         ids.append([c.id for m in result.messages for c in (m.tool_calls or [])])
     assert ids[0] == ids[1] and ids[0][0].startswith("call_")
@@ -134,7 +134,7 @@ def test_reply_ending_in_another_stop_token_is_closed_as_the_template_renders(ti
     call = '<tool_call>\n{"name": "add", "arguments": {"n": 3}}\n</tool_call>'
     backend = ScriptedBackend(tiny_tokenizer, [call, "Done."], foreign)
     policy = _policy(tiny_tokenizer, stops, backend)
-    task = BENCH.load_tasks(None, "easy")[2]
+    task = BENCH.load_tasks("easy")[2]
     result = asyncio.run(run_episode(BENCH, task, ModelAgent(policy), BENCH.gold_user(task)))
     assert result.score.reward == 1.0  # the stop token is not part of the parsed reply
     assert policy.clipped_turns == 0 and not policy.last_reply_cut

@@ -11,23 +11,24 @@ from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.harness.errors import ConfigError
 from mua.harness.runner import run_episode
 from mua.harness.types import Message, ToolCall
+from helpers.data import DATA_DIR
 
 FIXTURES = Path(__file__).parent / "fixtures"
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 
 
 def test_splits(data_dir):
-    assert len(BENCH.load_tasks(data_dir, "retail", None)) == 114
-    assert len(BENCH.load_tasks(data_dir, "retail", "test")) == 40
-    assert len(BENCH.load_tasks(data_dir, "airline", "base")) == 50
+    assert len(BENCH.load_tasks("retail", None)) == 114
+    assert len(BENCH.load_tasks("retail", "test")) == 40
+    assert len(BENCH.load_tasks("airline", "base")) == 50
     with pytest.raises(ConfigError, match="valid splits: train, test, base"):
-        BENCH.load_tasks(data_dir, "airline", "nope")
+        BENCH.load_tasks("airline", "nope")
 
 
 @pytest.mark.parametrize("domain", ["retail", "airline"])
 def test_prompts_equal_official(data_dir, domain):
     official = json.loads((FIXTURES / "official_prompts.json").read_text())
-    tasks = {t.id: t for t in BENCH.load_tasks(data_dir, domain, None)}
+    tasks = {t.id: t for t in BENCH.load_tasks(domain, None)}
     some = next(iter(tasks.values()))
     assert BENCH.start(some).system_prompt == official[f"{domain}_agent"]
     for key, prompt in official.items():
@@ -47,7 +48,7 @@ def test_judge_prompt_equal_official():
 def test_gold_passes_every_task(data_dir, domain):
     async def run_all():
         out = []
-        for task in BENCH.load_tasks(data_dir, domain, None):
+        for task in BENCH.load_tasks(domain, None):
             result = await run_episode(BENCH, task, BENCH.gold_agent(task), BENCH.gold_user(task))
             out.append((task, result))
         return out
@@ -71,7 +72,7 @@ def _gold_messages(task):
 
 
 def test_broken_trajectories_fail(data_dir):
-    task = next(t for t in BENCH.load_tasks(data_dir, "airline", None) if t.evaluation["communicate_info"])
+    task = next(t for t in BENCH.load_tasks("airline", None) if t.evaluation["communicate_info"])
     messages = _gold_messages(task)
     # no stop marker at the end: premature termination
     assert asyncio.run(BENCH.score(task, messages[:-1])).reward == 0.0
@@ -82,7 +83,7 @@ def test_broken_trajectories_fail(data_dir):
 
 
 def test_missing_write_fails_db(data_dir):
-    task = next(t for t in BENCH.load_tasks(data_dir, "retail", None)
+    task = next(t for t in BENCH.load_tasks("retail", None)
                 if any(a["name"].startswith(("cancel", "modify", "return", "exchange"))
                        for a in t.evaluation["actions"]))
     messages = _gold_messages(task)
@@ -92,7 +93,7 @@ def test_missing_write_fails_db(data_dir):
 
 
 def test_judge_scores_nl_assertions(data_dir):
-    task = next(t for t in BENCH.load_tasks(data_dir, "retail", None) if t.evaluation.get("nl_assertions"))
+    task = next(t for t in BENCH.load_tasks("retail", None) if t.evaluation.get("nl_assertions"))
     messages = _gold_messages(task)
 
     class Judge:
@@ -106,7 +107,7 @@ def test_judge_scores_nl_assertions(data_dir):
 
 
 def test_unparseable_and_unknown_calls_are_skipped_in_replay(data_dir):
-    task = BENCH.load_tasks(data_dir, "retail", None)[0]
+    task = BENCH.load_tasks("retail", None)[0]
     messages = _gold_messages(task)
     junk = [Message(role="assistant", tool_calls=[ToolCall(id="x", name="cancel_pending_order", arguments="{bad"),
                                                   ToolCall(id="y", name="drop_tables", arguments="{}")]),

@@ -10,9 +10,10 @@ import json
 import pytest
 
 from mua.benchmarks.tau2 import Tau2Benchmark
+from helpers.data import DATA_DIR
 
 SOURCE = "activegraph__runs_20260601-033543-612139_airline_results.json"  # airline task 0 officially passes
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +26,7 @@ def results(real_dir) -> dict:
 def _items(tmp_path, data_dir, doc: dict) -> list:
     path = tmp_path / "results.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    return list(BENCH.read_official(path, data_dir))
+    return list(BENCH.read_official(path))
 
 
 def _with_sim0(doc: dict, change) -> dict:

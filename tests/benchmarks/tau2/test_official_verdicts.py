@@ -13,15 +13,16 @@ import pytest
 
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.harness.types import Message
+from helpers.data import DATA_DIR
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "official_verdicts.json").read_text(encoding="utf-8"))
 CASES = FIXTURE["cases"]
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 
 
 @pytest.fixture(scope="module")
 def tasks(data_dir):
-    return {(subset, t.id): t for subset in ("retail", "airline") for t in BENCH.load_tasks(data_dir, subset, None)}
+    return {(subset, t.id): t for subset in ("retail", "airline") for t in BENCH.load_tasks(subset, None)}
 
 
 def test_fixture_covers_both_domains_and_outcomes():

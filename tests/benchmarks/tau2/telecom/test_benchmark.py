@@ -17,24 +17,25 @@ from mua.harness.agents import ModelAgent
 from mua.harness.models.openai_client import OpenAIChatModel
 from mua.harness.runner import run_episode
 from mua.harness.types import Message, ToolCall
+from helpers.data import DATA_DIR
 
 FIXTURES = Path(__file__).parent / "fixtures"
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 
 
 @pytest.fixture(scope="module")
 def all_tasks(data_dir):
-    return {t.id: t for t in BENCH.load_tasks(data_dir, "telecom", None)}
+    return {t.id: t for t in BENCH.load_tasks("telecom", None)}
 
 
 @pytest.fixture(scope="module")
 def base_tasks(data_dir):
-    return BENCH.load_tasks(data_dir, "telecom", "base")
+    return BENCH.load_tasks("telecom", "base")
 
 
 def test_splits(data_dir, all_tasks, base_tasks):
     assert len(all_tasks) == 2285 and len(base_tasks) == 114
-    assert {s: len(BENCH.load_tasks(data_dir, "telecom", s)) for s in ("train", "test", "small")} == \
+    assert {s: len(BENCH.load_tasks("telecom", s)) for s in ("train", "test", "small")} == \
         {"train": 74, "test": 40, "small": 20}
 
 

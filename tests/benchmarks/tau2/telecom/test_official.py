@@ -10,8 +10,9 @@ import pytest
 
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.benchmarks.tau2.registry import get_domain
+from helpers.data import DATA_DIR
 
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 # file name fragment -> (simulations, official passes)
 FILES = {"activegraph__runs_20260601-041221-091109_telecom": (1, 1),
          "blakeelias__2025-10-05T07-52-52.930199_telecom_": (5, 4),
@@ -20,7 +21,7 @@ FILES = {"activegraph__runs_20260601-041221-091109_telecom": (1, 1),
 
 def _items(real_dir, data_dir, fragment):
     path = next(p for p in (real_dir / "tau2").glob("*.json") if p.name.startswith(fragment))
-    return path, list(BENCH.read_official(path, data_dir))
+    return path, list(BENCH.read_official(path))
 
 
 @pytest.mark.parametrize("fragment", FILES)
