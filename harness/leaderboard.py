@@ -29,7 +29,7 @@ FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SEL
 LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)",
           FLAG_ERRORS: "some episodes errored; they are excluded from the value",
           FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has",
-          FLAG_SKIPPED: "some score components were skipped (e.g. tau2 NL assertions without --judge-model); "
+          FLAG_SKIPPED: "some score components were skipped (e.g. judged ones without --judge-model); "
                         "the value covers the computed components only",
           FLAG_SELECTION: "run on a task selection (--task-ids, --limit): fewer tasks than the subset's full "
                           "split, so not comparable with full runs"}
