@@ -196,7 +196,7 @@ FILES = ("pack.json", "policy.md", "db.json", "tools.py", "tasks.json", "splits.
 def load_pack(data_dir: Path) -> Pack:
     """The pack in ``data_dir``, parsed once per process and version of its files."""
     folder = Path(data_dir).resolve()
-    stamps = []
+    stamps: list[Optional[tuple]] = []
     for name in FILES:
         try:
             info = (folder / name).stat()

@@ -18,7 +18,7 @@ from ..tau2.prompts import STOP, USER_STOP_MARKERS
 
 def opening(scenario: dict) -> str:
     instructions = scenario.get("instructions")
-    return instructions.get("reason_for_call") if isinstance(instructions, dict) else str(instructions)
+    return str(instructions.get("reason_for_call") if isinstance(instructions, dict) else instructions)
 
 
 class ScenarioUser(User):
