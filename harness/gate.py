@@ -93,7 +93,7 @@ def _conditions(baseline: Run, candidate: Run) -> tuple[list[str], list[str]]:
     judge = [spec_label(r.config.get("judge")) for r in (baseline, candidate)]
     if judge[0] != judge[1]:
         failures.append(f"runs use different judge models (baseline {judge[0]}, candidate {judge[1]}): "
-                        "judged score components (tau2 NL assertions) are decided differently")
+                        "judged score components are decided differently")
     user = [spec_label(r.config.get("user")) for r in (baseline, candidate)]
     if user[0] != user[1]:
         warnings.append(f"runs use different user simulators (baseline {user[0]}, candidate {user[1]}): "

@@ -41,7 +41,7 @@ class Metric:
         if self.combine not in COMBINE:
             raise ValueError(f"metric {self.measure!r}: combine must be one of {COMBINE}, got {self.combine!r}")
         if self.measure == PASS_HAT_K and self.overall is not None:
-            raise ValueError("pass^k is reported per subset only (as tau2 does): no overall column")
+            raise ValueError("pass^k is reported per subset only: no overall column")
 
     def subset_column(self, label: str, k: Optional[int] = None) -> str:
         return self.column.format(subset=label, k=k)

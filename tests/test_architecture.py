@@ -74,3 +74,22 @@ def test_no_import_cycles_between_modules():
         if m not in state:
             visit(m, [m])
     assert cycles == []
+
+
+def test_harness_code_names_no_benchmark_or_subset():
+    """Benchmark knowledge lives in the adapters: no string in harness code (docstrings and comments aside)
+    names an installed benchmark or one of its subsets."""
+    from mua.harness.registry import benchmark_class, benchmark_names
+
+    words = set(benchmark_names()) | {"bfcl", "acebench"}
+    words |= {s for name in benchmark_names() for s in benchmark_class(name).subsets}
+    found = []
+    for path in sorted((ROOT / "harness").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        found += [f"{path.relative_to(ROOT)}:{n.lineno}: {n.value[:60]!r}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+                  and any(w.lower() in n.value.lower() for w in words)]
+    assert found == []

@@ -107,6 +107,8 @@ class TrainConfig(GRPOConfig):
             value = getattr(self, name)
             if name in _MUA_FIELDS or value != _TRL_DEFAULTS.get(name, value):
                 setattr(self, name, _coerce(name, value))
+        if self.split == "":  # how a flag names no split: all tasks (--split "")
+            self.split = None
         if self.batch_size is not None:
             self.per_device_train_batch_size = self.batch_size
         if self.max_turn_tokens is not None:

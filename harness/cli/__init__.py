@@ -10,8 +10,8 @@ import sys
 
 from ..errors import MuaError
 
-DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user "
-               "(tau2-bench, BFCL v3 multi-turn, ACEBench agent).")
+DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
+               "benchmarks (see `mua eval --help`).")
 
 COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "train", "model")
 

@@ -18,11 +18,11 @@ from .common import add_data_dir, add_model_flags, check_output_file, model_spec
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("score", help="re-score trajectories (mua JSONL or official results files)",
                        description="Input: one JSON object per line {benchmark, subset, task_id, messages, "
-                                   "variant?}, or a benchmark's own results file (tau2 results JSON, BFCL "
-                                   "multi-turn result file). Output: one line per input, same order.")
+                                   "variant?}, or a benchmark's own results file (any format an installed "
+                                   "benchmark reads). Output: one line per input, same order.")
     p.add_argument("--trajectories", required=True, type=Path, help="input file")
     p.add_argument("--out", required=True, help="output JSONL ('-' for stdout)")
-    add_model_flags(p, "judge", "LLM judge for tau2 NL assertions (skipped and flagged without one)")
+    add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
     p.add_argument("--concurrency", type=int, default=8, help="trajectories scored at once (judge calls)")
     add_data_dir(p)
     p.set_defaults(func=run)

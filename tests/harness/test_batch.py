@@ -174,3 +174,16 @@ def test_result_lines_stay_valid_utf8_with_lone_surrogates(tmp_path):
     appender.close()
     rows = read_jsonl(tmp_path / "x.jsonl")
     assert rows[0]["text"] == "bad \ud800 half"
+
+
+def test_run_written_before_metrics_declarations_resumes_and_gains_one(tmp_path):
+    out = tmp_path / "r"
+    run(out)
+    config = json.loads((out / "config.json").read_text())
+    assert config["metrics"]["benchmark"] == "counter"
+    declared = config.pop("metrics")
+    (out / "config.json").write_text(json.dumps(config))  # as an older mua wrote it
+    rows = read_jsonl(out / "episodes.jsonl")
+    (out / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:-3]))
+    assert run(out).ran == 3  # same run: resumed, not refused as "differs in: metrics"
+    assert json.loads((out / "config.json").read_text())["metrics"] == declared

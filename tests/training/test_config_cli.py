@@ -85,9 +85,15 @@ def test_split_file_trains_only_on_its_train_ids(tiny_checkpoint, tmp_path, data
     cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="bfcl_v3", split=None, split_file=str(split),
                       subsets=["multi_turn_base"]).validate_for(bench)
     assert [t.id for t in load_training_tasks(bench, cfg)] == ["multi_turn_base_1", "multi_turn_base_3"]
+    assert parse_config(["--split", "", "--split-file", str(split)]).split is None  # a flag's "no split"
     cfg.task_ids = ["multi_turn_base_0"]
     with pytest.raises(ConfigError, match="not among the train ids"):
         load_training_tasks(bench, cfg)
+    ace = open_benchmark("acebench", data_dir)
+    split.write_text(json.dumps({"train": ["agent_multi_step_1"], "held_out": ["agent_multi_step_0"]}))
+    cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="acebench", split=None, split_file=str(split),
+                      subsets=["agent_multi_step_en"], user_model="m").validate_for(ace)
+    assert [t.id for t in load_training_tasks(ace, cfg)] == ["agent_multi_step_1"]
     for bad, message in [({"train": ["a"], "held_out": ["a"]}, "both in train and held_out"),
                          ({"train": ["a"]}, "exactly the keys"), ({"train": [], "held_out": []}, "names no task")]:
         split.write_text(yaml.safe_dump(bad))

@@ -16,10 +16,21 @@ import pytest
 ENTRY = Path(__file__).resolve().parent / "launched_train.py"
 GRACE_S = 30  # torchrun (and accelerate, which runs it) SIGKILLs workers this long after forwarding a signal
 LAUNCHERS = {
-    "torchrun": [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"],
+    "torchrun": [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port"],
     "accelerate": [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2",
-                   "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"],
+                   "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no",
+                   "--main_process_port"],
 }
+
+
+def _launch(launcher: str) -> list[str]:
+    """The launcher command on a free port (tests may run side by side)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return LAUNCHERS[launcher] + [str(port)]
 
 
 def _args(tiny_checkpoint, out: Path, benchmark: str, steps: int) -> list[str]:
@@ -33,7 +44,7 @@ def _args(tiny_checkpoint, out: Path, benchmark: str, steps: int) -> list[str]:
 def _env(out: Path) -> dict:
     return {**os.environ, "MUA_TEST_SLOW_AFTER": str(out / "metrics.jsonl"), "OMP_NUM_THREADS": "1",
             "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TRL_EXPERIMENTAL_SILENCE": "1",
-            "MASTER_PORT": str(29500 + os.getpid() % 1000), "PYTHONUNBUFFERED": "1"}
+            "PYTHONUNBUFFERED": "1"}
 
 
 def _wait_for(path: Path, proc: subprocess.Popen, timeout: float) -> None:
@@ -51,7 +62,7 @@ def _wait_for(path: Path, proc: subprocess.Popen, timeout: float) -> None:
 def test_ctrl_c_under_a_launcher_saves_the_last_step_on_every_rank_in_time(launcher, tiny_checkpoint, tmp_path):
     out = tmp_path / "run"
     log = (tmp_path / "log.txt").open("w")
-    cmd = LAUNCHERS[launcher] + _args(tiny_checkpoint, out, "slow_counter", steps=50)
+    cmd = _launch(launcher) + _args(tiny_checkpoint, out, "slow_counter", steps=50)
     proc = subprocess.Popen(cmd, env=_env(out), stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         _wait_for(out / "metrics.jsonl", proc, timeout=240)  # step 1 done; step 2's users now stall
@@ -66,7 +77,7 @@ def test_ctrl_c_under_a_launcher_saves_the_last_step_on_every_rank_in_time(launc
             proc.wait()
         log.close()
     text = (tmp_path / "log.txt").read_text()
-    assert "step in progress was discarded; checkpoint-1 (the last finished step)" in text, text[-3000:]
+    assert text.count("step in progress was discarded; checkpoint-1 (the last finished step)") == 1, text[-3000:]
     assert took < GRACE_S, f"took {took:.1f} s to stop"
     checkpoint = out / "checkpoint-1"
     assert json.loads((checkpoint / "trainer_state.json").read_text())["global_step"] == 1
@@ -74,7 +85,7 @@ def test_ctrl_c_under_a_launcher_saves_the_last_step_on_every_rank_in_time(launc
     assert not (out / "checkpoint-2").exists() and not (out / ".saving").exists()
 
     # the same run resumes under the launcher (no stalling user this time) and finishes
-    resumed = subprocess.run(LAUNCHERS[launcher] + _args(tiny_checkpoint, out, "slow_counter", steps=2),
+    resumed = subprocess.run(_launch(launcher) + _args(tiny_checkpoint, out, "slow_counter", steps=2),
                              env={**_env(out), "MUA_TEST_SLOW_AFTER": ""}, capture_output=True, text=True,
                              timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
@@ -85,7 +96,7 @@ def test_ctrl_c_under_a_launcher_saves_the_last_step_on_every_rank_in_time(launc
 @pytest.mark.slow
 def test_a_step_without_policy_tokens_stops_every_rank_with_one_clear_error(tiny_checkpoint, tmp_path):
     out = tmp_path / "run"
-    run = subprocess.run(LAUNCHERS["torchrun"] + _args(tiny_checkpoint, out, "silent_counter", steps=2),
+    run = subprocess.run(_launch("torchrun") + _args(tiny_checkpoint, out, "silent_counter", steps=2),
                          env=_env(out), capture_output=True, text=True, timeout=300)
     assert run.returncode != 0
     assert run.stderr.count("error: no episode of training step 1 produced a policy token on any rank") == 2
