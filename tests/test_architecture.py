@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,5 +93,6 @@ def test_harness_code_names_no_benchmark_or_subset():
                 and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
         found += [f"{path.relative_to(ROOT)}:{n.lineno}: {n.value[:60]!r}" for n in ast.walk(tree)
                   if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
-                  and any(w.lower() in n.value.lower() for w in words)]
+                  and any(re.search(rf"(?<![a-z0-9]){re.escape(w.lower())}(?![a-z0-9])", n.value.lower())
+                          for w in words)]
     assert found == []
