@@ -35,7 +35,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         out = train(cfg, bench)
     except TrainingInterrupted as exc:
-        print(f"mua train: {exc}", file=sys.stderr)
+        if os.environ.get("RANK", "0") == "0":  # every rank stopped the same way; one says so
+            print(f"mua train: {exc}", file=sys.stderr)
         return 130
     if os.environ.get("RANK", "0") == "0":  # under accelerate/torchrun every rank runs this command
         print(f"trained policy written to {out}; score it with: mua eval --benchmark {cfg.benchmark} "
