@@ -3,9 +3,10 @@
 The candidate fails when (a) either run is incomplete (episodes missing), (b) the candidate lacks tasks or
 subsets the baseline has (it was run on a selection), (c) the runs were scored under different conditions
 (split, judge model, run protocol: decoding, limits, trials, data; see protocol.py), (d) its episode
-error rate passes a threshold, or (e) on the tasks both runs scored, it is worse than the baseline by more than ``margin`` with the chosen confidence (one-sided paired test over
-tasks: bootstrap or sign-flip permutation). A different user simulator model only warns: it changes the
-conversations, not what a score means, and is sometimes the point of a comparison. Per task, the value
+error rate passes a threshold, or (e) on the tasks both runs scored, it is worse than the baseline by
+more than ``margin`` with the chosen confidence (one-sided paired test over tasks: bootstrap or sign-flip
+permutation). A different user simulator model only warns: it changes the conversations, not what a
+score means, and is sometimes the point of a comparison. Per task, the value
 compared is the mean over its scored trials (errors excluded) of the chosen metric: the reward, or a named
 score component.
 """

@@ -15,12 +15,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gate", help="CI regression gate: compare a candidate run with a baseline run",
                        description="Exit 0 when the candidate passes; 1 when either run is incomplete, the "
                                    "candidate lacks some of the baseline's tasks or subsets, the runs differ "
-                                   "in split, judge model or run protocol (config.json: decoding per role, "
+                                   "in split or judge model or run protocol (config.json: decoding per role, "
                                    "limits, trials, data checksums; their scores mean different things; "
                                    "--allow-protocol-mismatch), the candidate errors too often, or it is worse "
-                                   "than the baseline by more than --margin with --confidence (paired test over the tasks both "
-                                   "runs scored); 2 on a usage error (e.g. different benchmarks). A different "
-                                   "user simulator model only prints a warning line.")
+                                   "than the baseline by more than --margin with --confidence (paired test "
+                                   "over the tasks both runs scored); 2 on a usage error (e.g. different "
+                                   "benchmarks). A different user simulator model only prints a warning line.")
     p.add_argument("--baseline", required=True, type=Path, metavar="RUN_A", help="baseline run directory")
     p.add_argument("--candidate", required=True, type=Path, metavar="RUN_B", help="candidate run directory")
     p.add_argument("--metric", default="reward", help="per-task value compared: reward (default), success, or "
