@@ -36,7 +36,7 @@ def _opening(task: Task) -> str:
 
 class Tau2Benchmark(Benchmark):
     name = "tau2"
-    subsets = ("retail", "airline", "telecom")
+    subsets: tuple[str, ...] = ("retail", "airline", "telecom")
     default_split = "base"
     train_splits = ("train",)  # tau2's split_tasks.json: "train" and "test" are disjoint; "base" is both
     # tau2 reports pass^k per domain, k up to the fewest trials any task has (no cross-domain overall).
