@@ -30,8 +30,8 @@ FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SEL
 LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)",
           FLAG_ERRORS: "some episodes errored; they are excluded from the value",
           FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has",
-          FLAG_SKIPPED: "some score components were skipped (e.g. judged ones without --judge-model); "
-                        "the value covers the computed components only",
+          FLAG_SKIPPED: "some checks were skipped (e.g. LLM-judged checks without --judge-model): episodes "
+                        "whose verdict they could change have an unknown reward and are left out of the value",
           FLAG_SELECTION: "run on a task selection (--task-ids, --limit): fewer tasks than the subset's full "
                           "split, so not comparable with full runs",
           FLAG_TRAINED: "contaminated: the model was trained (mua train) on some of the tasks scored here, as its "
@@ -79,7 +79,7 @@ def full_sizes(runs: Sequence[Run]) -> dict[SizeKey, int]:
 
 def _subset_flags(s: SubsetResult, full: int, trained: frozenset[str] = frozenset()) -> str:
     return ((FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors else "")
-            + (FLAG_SKIPPED if s.skipped else "") + (FLAG_SELECTION if len(s.tasks) < full else "")
+            + (FLAG_SKIPPED if s.skipped or s.unknown else "") + (FLAG_SELECTION if len(s.tasks) < full else "")
             + (FLAG_TRAINED if _trained_here(s, trained) else ""))
 
 
