@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
@@ -197,6 +198,29 @@ def summarize_run(config: dict, episodes: dict[EpisodeKey, dict]) -> dict:
     }
 
 
+class _Tally:
+    """What the progress bar shows: passes among finished episodes with a known reward, then the unknown
+    (null) and errored ones, which are counted apart and never in the fraction."""
+
+    def __init__(self) -> None:
+        self.passed = self.scored = self.unknown = self.errors = 0
+
+    def add(self, record: dict) -> None:
+        if record.get("error"):
+            self.errors += 1
+        elif record.get("reward") is None:
+            self.unknown += 1
+        else:
+            self.scored += 1
+            self.passed += is_success(record["reward"])
+
+    def text(self) -> str:
+        rate = f"{self.passed}/{self.scored} = {self.passed / self.scored:.3f}" if self.scored else "-"
+        extra = (f", unknown {self.unknown}" if self.unknown else "") + (f", errors {self.errors}" if self.errors
+                                                                          else "")
+        return f"pass {rate}{extra}"
+
+
 async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
                    progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20) -> EvalOutcome:
     """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped.
@@ -209,10 +233,21 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     tasks = select_tasks(bench, plan)
     if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
+    if plan.judge is None and (note := bench.unjudged_checks([t for ts in tasks.values() for t in ts])):
+        log.warning("%s", note)
     run = RunDir(out)
     if run.path.exists() and not run.path.is_dir():
         raise ConfigError(f"--out {run.path} exists and is not a directory")
-    run.path.mkdir(parents=True, exist_ok=True)
+    try:
+        run.path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--out {run.path}: cannot create it ({e.strerror or e})") from None
+    if not os.access(run.path, os.W_OK):
+        raise ConfigError(f"--out {run.path}: not writable")
+    if run.config_missing_but_results_present():
+        raise ConfigError(f"--out {run.path} holds result files but no config.json: it was not written by "
+                          "`mua eval` (or its config was removed); mua will not adopt or rewrite it. Use "
+                          "another --out")
     models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
     try:
         config = _config(bench, plan, tasks, models, overrides)
@@ -236,13 +271,15 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
     episodes, timings = JsonlAppender(run.episodes), JsonlAppender(run.timings)
     bar = tqdm(total=len(order), initial=outcome.skipped, disable=not progress, unit="ep", dynamic_ncols=True,
                desc=f"{bench.name}/{'+'.join(tasks)}")
-    passes = sum(1 for k in keep if is_success(done[k].get("reward")))
+    tally = _Tally()
+    for k in keep:
+        tally.add(done[k])
     errors = streak = 0
     semaphore = asyncio.Semaphore(max(1, concurrency))
     abort: list[ModelError] = []  # set once the endpoint looks down: episodes not yet started are skipped
 
     async def one(key: EpisodeKey) -> None:
-        nonlocal passes, errors, streak
+        nonlocal errors, streak
         async with semaphore:
             if abort:
                 return
@@ -257,11 +294,10 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
         if max_error_streak and streak >= max_error_streak and not abort:
             abort.append(ModelError(f"{streak} episodes in a row failed on the model endpoint; stopping. Last: "
                                     f"{record['error']}. Fix the endpoint and re-run the same command to resume."))
-        passes += is_success(record["reward"])
+        tally.add(record)
         await episodes.commit()  # counted as done once durable; bookkeeping above happens before this await
         bar.update(1)
-        finished = bar.n - errors
-        bar.set_postfix(pass_rate=f"{passes / finished:.3f}" if finished else "-", errors=errors)
+        bar.set_postfix_str(tally.text(), refresh=False)
 
     running = [asyncio.create_task(one(k)) for k in pending]
     try:

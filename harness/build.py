@@ -96,13 +96,15 @@ def describe(spec: Optional[ModelSpec], model: Any) -> Optional[dict]:
     return info
 
 
-TRAINED_ON = ("benchmark", "subsets", "split", "split_file", "allow_test_split")
+TRAIN_CONFIG = "train_config.json"  # written by `mua train` beside the model it trains
+TRAINED_TASKS = "trained_tasks"  # its "subset/task id" keys of the tasks trained on
+TRAINED_ON = ("benchmark", "subsets", "split", "split_file", "allow_test_split", TRAINED_TASKS)
 
 
 def trained_on(model_name: str) -> Optional[dict]:
     """For a checkpoint written by `mua train`: the tasks it was trained on, as its train_config.json says
     (so every score of the model can be traced to its training split)."""
-    path = Path(model_name) / "train_config.json"
+    path = Path(model_name) / TRAIN_CONFIG
     try:
         saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, ValueError):

@@ -139,6 +139,17 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
         raise ConfigError(f"unknown method {s.method!r}; choose one of {', '.join(METHODS)}")
     if not 0.5 <= s.confidence < 1.0 or s.resamples < 1:
         raise ConfigError("--confidence must be in [0.5, 1) and --resamples at least 1")
+    if not 0.0 <= s.margin < 1.0:
+        hint = f" (for {s.margin:g} points, pass --margin {s.margin / 100:g})" if 1.0 <= s.margin < 100 else ""
+        raise ConfigError(f"--margin is a fraction of the metric in [0, 1): 0.02 means 2 points; got {s.margin:g}"
+                          + hint)
+    if not 0.0 <= s.max_error_rate <= 1.0:
+        raise ConfigError(f"--max-error-rate is a fraction in [0, 1]; got {s.max_error_rate:g}")
+    for role, run in (("baseline", baseline), ("candidate", candidate)):
+        if run.invalid_values:
+            raise ConfigError(f"{role} {run.path}: {len(run.invalid_values)} episode(s) have a reward or score "
+                              f"that is not a number (e.g. {run.invalid_values[0]}); the results file is damaged "
+                              "or was not written by mua, so no verdict can be given")
     v = Verdict(passed=True)
     base_incomplete = not baseline.complete and not s.allow_incomplete
     incomplete = not candidate.complete and not s.allow_incomplete

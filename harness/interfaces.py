@@ -181,6 +181,11 @@ class Benchmark(ABC):
         ``termination`` None means: derive it from the messages, as documented by the adapter. ``judge`` is
         the LLM judge for judged components (None: they are skipped, reported as None)."""
 
+    def unjudged_checks(self, tasks: list[Task]) -> Optional[str]:
+        """What a run of ``tasks`` without a judge model leaves unscored, as one sentence for the user (said
+        once when the run starts); None when every check can be decided without a judge."""
+        return None
+
     def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
         """Items from one of the benchmark's own results files, or None if ``path`` is not such a file."""
         return None

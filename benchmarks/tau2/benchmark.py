@@ -161,15 +161,29 @@ class Tau2Benchmark(Benchmark):
 
     @staticmethod
     def _combine(components: dict, info: dict) -> Score:
-        reward = 1.0
+        """tau2's reward is the product of the components. With a component skipped (no judge), the reward is
+        known only when a computed component is already 0; otherwise it is unknown (None), never a pass."""
+        product = 1.0
         for value in components.values():
             if value is not None:
-                reward *= value
+                product *= value
         skipped = [k for k, v in components.items() if v is None]
-        if skipped:
-            info["skipped"] = skipped
-            info["incomplete"] = True
-        return Score(reward=reward, components=components, info=info)
+        if not skipped:
+            return Score(reward=product, components=components, info=info)
+        info["skipped"] = skipped
+        info["incomplete"] = True
+        if product == 0.0:
+            return Score(reward=0.0, components=components, info=info)
+        return Score(reward=None, components=components, info=info, partial_reward=product)
+
+    def unjudged_checks(self, tasks: list[Task]) -> Optional[str]:
+        judged = [t for t in tasks if t.evaluation and t.evaluation.get("nl_assertions")
+                  and "nl_assertion" in [b.lower() for b in t.evaluation.get("reward_basis") or []]]
+        if not judged:
+            return None
+        return (f"no --judge-model: the NL assertions of {len(judged)} of {len(tasks)} tasks will be skipped; "
+                "an episode of those tasks that passes every other check gets reward null (unknown), is left "
+                "out of pass^k and means, and is counted in the summary")
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:

@@ -44,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     except MuaError as e:
         print(f"mua {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # an unwritable or vanished path, a full disk: one line, never a traceback
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        print(f"mua {args.command}: error: cannot write or read{where}: {e.strerror or e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"mua {args.command}: interrupted; re-run the same command to resume", file=sys.stderr)
         return 130

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+from pathlib import Path
 from typing import Optional
 
 from ..build import ModelSpec
@@ -46,3 +48,16 @@ def model_spec(args: argparse.Namespace, role: str, default_temperature: Optiona
         params["temperature"] = temperature
     return ModelSpec(name=name, base_url=getattr(args, f"{role}_base_url"), params=params,
                      api_key_env=getattr(args, f"{role}_api_key_env"))
+
+
+def check_output_file(flag: str, path: Path) -> None:
+    """Fail before any work when an output file cannot be written (missing or read-only folder, a directory
+    in its place): a long run must not end in an unwritable path."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ConfigError(f"{flag} {path} is a directory; give a file name")
+    if not folder.is_dir():
+        raise ConfigError(f"{flag} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ConfigError(f"{flag} {path}: not writable")

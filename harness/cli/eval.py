@@ -87,4 +87,6 @@ def _print_summary(summary: dict, out: Path) -> None:
     for subset, s in summary["subsets"].items():
         p1 = s.get("pass^1")
         extra = "" if not s["incomplete_components"] else f"  skipped: {', '.join(s['incomplete_components'])}"
+        if s.get("unknown_rewards"):
+            extra += f"  unknown reward (not scored): {s['unknown_rewards']} episodes"
         print(f"  {subset:28} tasks={s['tasks']:<4} pass^1={'-' if p1 is None else f'{p1:.3f}'}{extra}")

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..gate import METHODS, GateSettings, compare, format_verdict
 from ..runs import read_run
+from .common import check_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,17 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _check_writable(path: Path) -> None:
-    """Fail before any verdict is printed rather than after, when --json cannot be written."""
-    if path.is_dir():
-        raise ConfigError(f"--json {path} is a directory; give a file name")
-    if not path.parent.is_dir():
-        raise ConfigError(f"--json {path}: folder {path.parent} does not exist")
-
-
 def run(args: argparse.Namespace) -> int:
     if args.json:
-        _check_writable(args.json)
+        check_output_file("--json", args.json)
     baseline, candidate = read_run(args.baseline), read_run(args.candidate)
     settings = GateSettings(args.metric, args.margin, args.confidence, args.method, args.resamples, args.seed,
                             args.max_error_rate, args.allow_incomplete, args.allow_partial,

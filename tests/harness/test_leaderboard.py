@@ -86,6 +86,21 @@ def test_task_selections_are_flagged_against_the_full_split(make_run):
     assert "full: retail" not in text
 
 
+def test_scores_of_a_model_trained_on_the_scored_tasks_are_flagged(make_run):
+    """mua eval records a trained checkpoint's train_config.json (agent.trained_on): overlap is flagged "c"."""
+    path = make_run("trained", "tau2", {"retail": {"1": [1], "2": [0]}, "airline": {"1": [1]}})
+    config = json.loads((path / "config.json").read_text())
+    config["agent"]["trained_on"] = {"benchmark": "tau2", "split": "base", "allow_test_split": True,
+                                     "trained_tasks": ["retail/2", "retail/9"]}
+    (path / "config.json").write_text(json.dumps(config))
+    (row,) = build_rows([read_run(path)], FAST)
+    assert "c" in row.cells["tau2/retail pass^1"].flags and "c" not in row.cells["tau2/airline pass^1"].flags
+    assert "trained: the model was trained on 1 of the 2 retail tasks scored" in row.notes
+    config["agent"]["trained_on"]["benchmark"] = "bfcl_v3"  # trained on another benchmark: no overlap
+    (path / "config.json").write_text(json.dumps(config))
+    assert "c" not in build_rows([read_run(path)], FAST)[0].cells["tau2/retail pass^1"].flags
+
+
 def test_selection_of_an_unknown_split_is_judged_by_the_largest_run_shown(make_run):
     big = read_run(make_run("big", "tau2", {"retail": {str(i): [1] for i in range(10)}}, split="custom"))
     small = read_run(make_run("small", "tau2", {"retail": {"1": [1]}}, split="custom", model="model-b"))
