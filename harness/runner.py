@@ -80,13 +80,17 @@ def _execute(spec: EpisodeSpec, calls: list[ToolCall], requestor: str, messages:
         messages.append(Message(role="tool", content=outcome.content, tool_call_id=call.id, name=call.name))
 
 
-async def _user_turn(spec: EpisodeSpec, user: User, messages: list[Message], budget: _Budget) -> Optional[str]:
-    """Let the user act until it says something. Returns a termination reason, or None to continue."""
+async def _user_turn(spec: EpisodeSpec, user: User, messages: list[Message], budget: _Budget,
+                     replaying: bool = False) -> Optional[str]:
+    """Let the user act until it says something. Returns a termination reason, or None to continue.
+
+    Replaying, a user with nothing (more) to say this turn passes to the agent, and a stop message does not end
+    the episode: the recorded messages are played to the end in the order given."""
     tools = spec.env.user_tools()
     while True:
         reply = await user.respond(messages, tools)
         if reply is None:
-            return USER_STOP
+            return None if replaying else USER_STOP
         messages.append(reply)
         if _malformed(spec, reply):
             return USER_ERROR
@@ -95,11 +99,11 @@ async def _user_turn(spec: EpisodeSpec, user: User, messages: list[Message], bud
             if stop := budget.exceeded():
                 return stop
             continue
-        return USER_STOP if user.is_stop(reply) else budget.exceeded()
+        return USER_STOP if user.is_stop(reply) and not replaying else budget.exceeded()
 
 
 async def _agent_turn(spec: EpisodeSpec, agent: Agent, turn: int, messages: list[Message],
-                      budget: _Budget) -> Optional[str]:
+                      budget: _Budget, replaying: bool = False) -> Optional[str]:
     """Let the agent act until it answers without tool calls. Returns a termination reason or None."""
     tools = spec.env.agent_tools(turn)
     system = [Message(role="system", content=spec.system_prompt)] if spec.system_prompt else []
@@ -121,7 +125,7 @@ async def _agent_turn(spec: EpisodeSpec, agent: Agent, turn: int, messages: list
                 return stop
             continue
         marker = spec.agent_stop_marker
-        if marker and marker in reply.text:
+        if marker and marker in reply.text and not replaying:
             return AGENT_STOP
         return budget.exceeded()
 
@@ -143,18 +147,25 @@ async def run_episode(benchmark: Benchmark, task: Task, agent: Agent, user: User
         spec.limits, spec.single_kind_messages = Limits(), False
     messages: list[Message] = list(spec.opening)
     budget = _Budget(spec, messages)
-    turn = 0
+    rounds = says = 0  # user turns played; user messages with something to say (not tool calls)
     while True:
-        if (limit := spec.limits.max_user_turns) is not None and turn >= limit:
+        if (limit := spec.limits.max_user_turns) is not None and rounds >= limit:
             termination = MAX_TURNS
             break
-        if ended := await _user_turn(spec, user, messages, budget):
+        before = len(messages)
+        if ended := await _user_turn(spec, user, messages, budget, replaying):
             termination = ended
             break
-        if ended := await _agent_turn(spec, agent, turn, messages, budget):
+        says += sum(1 for m in messages[before:] if m.role == "user" and not m.tool_calls)
+        # The agent's turn is numbered by the user message it answers (one per round when live; a replayed
+        # round may hold none, when the recording has the user act again, or the agent, before the other side).
+        if ended := await _agent_turn(spec, agent, max(0, says - 1), messages, budget, replaying):
             termination = ended
             break
-        turn += 1
+        if replaying and len(messages) == before:  # neither side has anything left: the recording is played
+            termination = USER_STOP
+            break
+        rounds += 1
     user_turns = sum(1 for m in messages if m.role == "user" and m.content)
     result = EpisodeResult(messages=messages, termination=termination, score=None,
                            agent_usage=agent.usage, user_usage=user.usage, turns=user_turns, env=spec.env)

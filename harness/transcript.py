@@ -32,8 +32,7 @@ class Transcript:
         if not self.queue:
             return None
         position, message = self.queue[0]
-        return (f"message {position} ({message.role}) cannot come at that point of an episode: the "
-                "user and the agent take turns (the user speaks after the agent's text reply)")
+        return f"message {position} ({message.role}) was not played: the episode ended before it"
 
 
 def _same(a: Message, b: Message) -> bool:
