@@ -18,7 +18,7 @@ from .progress import StepLog
 from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
 from .rollout import EpisodePlayer, RolloutFunc, RolloutSettings, episode_reward, task_key
 from .stopping import SaveOnInterrupt
-from .stream import TemplateSuffixer, stop_text_of
+from mua.harness.models.stream import TemplateSuffixer, stop_text_of
 
 
 class TrainingInterrupted(MuaError):

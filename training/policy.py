@@ -23,7 +23,7 @@ from mua.harness.models.parsers import ParsedCompletion
 from mua.harness.types import Message, ToolSpec, Usage
 
 from .backends import Backend
-from .stream import StreamError, TemplateSuffixer, TokenStream
+from mua.harness.models.stream import StreamError, TemplateSuffixer, TokenStream
 
 
 class BudgetExhausted(Exception):

@@ -25,7 +25,7 @@ from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, run_episod
 from mua.harness.types import Message, Task
 
 from .policy import BudgetExhausted, StreamPolicy, mix_seed
-from .stream import TokenStream
+from mua.harness.models.stream import TokenStream
 
 log = logging.getLogger(__name__)
 BUDGET_EXHAUSTED = "budget_exhausted"  # termination of an episode stopped by the policy's token budget

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from mua.harness.models.chat_template import encode_prompt, template_messages
-from mua.harness.types import Message
+from .chat_template import encode_prompt, template_messages
+from ..types import Message
 
 _STUB = [Message(role="user", content="."), Message(role="assistant", content=".")]
 
