@@ -7,21 +7,29 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from tqdm import tqdm
 
-from .build import GOLD, ModelSpec, Models, describe, episode_seed, make_agent, make_user, open_model
+from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, open_model
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
-from .registry import get_benchmark
+from .metrics import summary_fields
+from .protocol import ROLES, RunProtocol, data_record, record, role_params
+from .registry import open_benchmark
 from .results import EpisodeKey, JsonlAppender, RunDir, write_json
 from .runner import run_episode
-from .summary import is_success, summarize_episodes
+from .runs import declaration_of
+from .seeds import episode_seed
+from .selection import TaskSelection
+from .selection import select_tasks as select
+from .stats import is_success
+from .summary import summarize_episodes
 from .types import Task
 
 log = logging.getLogger(__name__)
@@ -35,7 +43,7 @@ class EvalPlan:
     user: Optional[ModelSpec] = None
     judge: Optional[ModelSpec] = None
     split: Optional[str] = None
-    trials: int = 1
+    trials: Optional[int] = None  # None: the benchmark protocol's trials (1 for the gold agent)
     seed: int = 0
     task_ids: Optional[list[str]] = None
     limit: Optional[int] = None
@@ -56,33 +64,51 @@ def mua_version() -> str:
         return "unknown"
 
 
-def select_tasks(bench: Benchmark, plan: EvalPlan, data_dir: Path) -> dict[str, list[Task]]:
-    tasks = {}
-    for subset in plan.subsets:
-        if subset not in bench.subsets:
-            raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
-        chosen = bench.load_tasks(data_dir, subset, plan.split)
-        if plan.task_ids:
-            wanted = set(plan.task_ids)
-            chosen = [t for t in chosen if t.id in wanted]
-        if plan.limit is not None:
-            chosen = chosen[: plan.limit]
-        tasks[subset] = chosen
-    if plan.task_ids:
-        found = {t.id for ts in tasks.values() for t in ts}
-        unknown = [t for t in plan.task_ids if t not in found]
-        if unknown:
-            raise ConfigError(f"--task-ids not found in {bench.name} {'/'.join(plan.subsets)} "
-                              f"(split {plan.split or 'all'}): {', '.join(unknown[:10])}")
-    if not any(tasks.values()):
-        raise ConfigError("no tasks selected: check --subset, --split and --task-ids")
-    for subset_tasks in tasks.values():  # a missing or malformed data file surfaces here, once, before any run
-        if subset_tasks:
-            bench.start(subset_tasks[0])
-    return tasks
+def select_tasks(bench: Benchmark, plan: EvalPlan) -> dict[str, list[Task]]:
+    # a missing or malformed data file surfaces here (load_tasks checks what episodes will read), before any run
+    return select(bench, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
 
 
-def _config(plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dict:
+def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list[str]]:
+    """The plan as it runs under the benchmark's official protocol: each model role's request params are
+    the official ones with the plan's (flags) on top, its seed sent as the protocol says, trials the
+    protocol's unless given (one for the gold agent: it replays the same actions every trial). Also returns
+    the overrides ("agent.temperature", "trials", ...)."""
+    overrides: list[str] = []
+    specs = {}
+    for role in ROLES:
+        spec = getattr(plan, role)
+        if spec is None or spec.name == GOLD:
+            specs[role] = spec
+            continue
+        params, changed = role_params(official.role(role), spec.params)
+        overrides += [f"{role}.{k}" for k in changed]
+        specs[role] = replace(spec, params=params, seed=official.role(role).seed)
+    trials = plan.trials
+    if trials is None:
+        trials = 1 if plan.agent.name == GOLD else official.trials
+    elif trials != official.trials and plan.agent.name != GOLD:
+        overrides.append("trials")
+    return replace(plan, trials=trials, **specs), overrides
+
+
+def _protocol(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], overrides: list[str]) -> dict:
+    """config.json's "protocol": what this run sends per role, its budgets, trials and data checksums, beside
+    the benchmark's official protocol (see protocol.py)."""
+    official = bench.declared_protocol()
+    user_played = plan.agent.name != GOLD and any(bench.needs_user_model(s) for s in tasks)
+    roles = {}
+    for role in ROLES:
+        spec = getattr(plan, role)
+        played = spec is not None and spec.name != GOLD and (role != "user" or user_played)
+        roles[role] = {"model": spec.name, "params": spec.params, "seed": spec.seed} if played else None
+    prefixes = [p.format(subset=s) for p in official.data for s in tasks]
+    return record(official, _jsonable(roles), plan.trials or 1, dict(official.limits), overrides,
+                  data_record(bench.data_dir, prefixes))
+
+
+def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models,
+            overrides: Optional[list[str]] = None) -> dict:
     return {
         "benchmark": plan.benchmark,
         "subsets": plan.subsets,
@@ -93,6 +119,8 @@ def _config(plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dic
         "user": describe(plan.user, models.user),
         "judge": describe(plan.judge, models.judge),
         "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
+        "metrics": bench.declared_metrics().to_dict(),  # how results are read without the adapter (see metrics.py)
+        "protocol": _protocol(bench, plan, tasks, overrides or []),
     }
 
 
@@ -100,8 +128,10 @@ def _check_resumable(run: RunDir, config: dict) -> None:
     old = run.read_config()
     if old is None:
         return
-    old = {k: v for k, v in old.items() if k != "mua_version"}
-    diff = sorted(k for k in set(old) | set(config) if old.get(k) != config.get(k))
+    # What mua records about itself (its version, the benchmark's declaration) may change between versions
+    # without changing which episodes the run is made of; it is rewritten with the current one.
+    derived = ("mua_version", "metrics")
+    diff = sorted(k for k in set(old) | set(config) if k not in derived and old.get(k) != config.get(k))
     if diff:
         raise ConfigError(f"{run.path} already holds a different run (differs in: {', '.join(diff)}); "
                           "use another --out, or the same options to resume it")
@@ -113,11 +143,12 @@ def _jsonable(value):
 
 async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models: Models) -> tuple[dict, float]:
     seed = episode_seed(plan.seed, task.subset, task.id, trial)
-    record = {"benchmark": bench.name, "subset": task.subset, "task_id": task.id, "trial": trial, "seed": seed}
+    record: dict[str, Any] = {"benchmark": bench.name, "subset": task.subset, "task_id": task.id, "trial": trial,
+                              "seed": seed}
     start = time.monotonic()
     try:
         agent = make_agent(bench, task, plan.agent, models, seed)
-        user = make_user(bench, task, plan.agent, models, seed)
+        user = make_user(bench, task, models.user, seed, scripted=plan.agent.name == GOLD)
         result = await run_episode(bench, task, agent, user, judge=models.judge)
     except ModelError as e:
         record.update(reward=None, components={}, termination=None, turns=0, messages=[], usage={}, info={},
@@ -131,6 +162,7 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
                       error=f"{type(e).__name__}: {e}")
         return record, time.monotonic() - start
     score = result.score
+    assert score is not None  # run_episode scores unless asked not to
     record.update(
         reward=score.reward, components=score.components, termination=result.termination, turns=result.turns,
         messages=[m.to_dict() for m in result.messages],
@@ -140,7 +172,10 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
     return record, time.monotonic() - start
 
 
-def summarize_run(bench: Benchmark, config: dict, episodes: dict[EpisodeKey, dict]) -> dict:
+def summarize_run(config: dict, episodes: dict[EpisodeKey, dict]) -> dict:
+    """summary.json: the harness's counts and pass^k, plus the summary values the recorded metrics
+    declaration names (e.g. ACEBench's end_state_accuracy), per subset and overall."""
+    decl = declaration_of(config)
     trials = config["trials"]
     expected = [(s, tid, k) for s, ids in config["tasks"].items() for tid in ids for k in range(trials)]
     rows = [episodes[k] for k in expected if k in episodes]
@@ -148,7 +183,7 @@ def summarize_run(bench: Benchmark, config: dict, episodes: dict[EpisodeKey, dic
     subsets = {}
     for subset in config["tasks"]:
         sub_rows = [r for r in rows if r["subset"] == subset]
-        subsets[subset] = summarize_episodes(sub_rows, trials) | _safe_summary(bench, sub_rows)
+        subsets[subset] = summarize_episodes(sub_rows, trials) | summary_fields(decl, sub_rows)
     agent = config.get("agent") or {}
     return {
         "benchmark": config["benchmark"],
@@ -159,42 +194,87 @@ def summarize_run(bench: Benchmark, config: dict, episodes: dict[EpisodeKey, dic
         "errors": sum(1 for r in rows if r.get("error")),
         "trials": trials,
         "subsets": subsets,
-        "overall": summarize_episodes(rows, trials) | _safe_summary(bench, rows),
+        "overall": summarize_episodes(rows, trials) | summary_fields(decl, rows),
     }
 
 
-def _safe_summary(bench: Benchmark, rows: list[dict]) -> dict:
-    return bench.summarize([r for r in rows if not r.get("error")]) if rows else {}
+class _Tally:
+    """What the progress bar shows: passes among finished episodes with a known reward, then the unknown
+    (null) and errored ones, which are counted apart and never in the fraction."""
+
+    def __init__(self) -> None:
+        self.passed = self.scored = self.unknown = self.errors = 0
+
+    def add(self, record: dict) -> None:
+        if record.get("error"):
+            self.errors += 1
+        elif record.get("reward") is None:
+            self.unknown += 1
+        else:
+            self.scored += 1
+            self.passed += is_success(record["reward"])
+
+    def text(self) -> str:
+        rate = f"{self.passed}/{self.scored} = {self.passed / self.scored:.3f}" if self.scored else "-"
+        extra = (f", unknown {self.unknown}" if self.unknown else "") + (f", errors {self.errors}" if self.errors
+                                                                          else "")
+        return f"pass {rate}{extra}"
 
 
 async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
-                   progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20) -> EvalOutcome:
+                   progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20,
+                   stall_timeout_s: float = 120.0) -> EvalOutcome:
     """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped.
 
-    ``max_error_streak`` consecutive episodes failing on the model endpoint stop the run with a ModelError
-    (0: never): an endpoint that is down should be reported once, not retried for hours, episode by episode.
+    Every endpoint is checked once before the first episode. ``max_error_streak`` consecutive episodes failing
+    on the model endpoint stop the run with a ModelError (0: never): an endpoint that is down should be
+    reported once, not retried for hours, episode by episode. ``stall_timeout_s``: an endpoint that answers
+    nothing for that long while requests wait stops the run (resumable) with a ModelError naming it (0: never).
     """
-    bench = get_benchmark(plan.benchmark)
-    tasks = select_tasks(bench, plan, data_dir)
+    bench = open_benchmark(plan.benchmark, data_dir)
+    plan, overrides = with_protocol(plan, bench.declared_protocol())
+    tasks = select_tasks(bench, plan)
     if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
+    if plan.judge is None and (note := bench.unjudged_checks([t for ts in tasks.values() for t in ts])):
+        log.warning("%s", note)
     run = RunDir(out)
     if run.path.exists() and not run.path.is_dir():
         raise ConfigError(f"--out {run.path} exists and is not a directory")
-    run.path.mkdir(parents=True, exist_ok=True)
+    try:
+        run.path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--out {run.path}: cannot create it ({e.strerror or e})") from None
+    if not os.access(run.path, os.W_OK):
+        raise ConfigError(f"--out {run.path}: not writable")
+    if run.config_missing_but_results_present():
+        raise ConfigError(f"--out {run.path} holds result files but no config.json: it was not written by "
+                          "`mua eval` (or its config was removed); mua will not adopt or rewrite it. Use "
+                          "another --out")
     models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
     try:
-        config = _config(plan, tasks, models)
+        config = _config(bench, plan, tasks, models, overrides)
         _check_resumable(run, config)
+        await models.check_alive()
         write_json(run.config, {"mua_version": mua_version(), **config})
         return await _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,
-                                  max_error_streak)
+                                  max_error_streak, stall_timeout_s)
     finally:
         await models.aclose()
 
 
+async def _watch_endpoints(models: Models, limit_s: float) -> None:
+    """Returns never; raises ModelError once an endpoint has been silent for ``limit_s`` with requests waiting."""
+    while True:
+        await asyncio.sleep(min(5.0, limit_s / 4))
+        if silent := models.silent_endpoint(limit_s):
+            raise ModelError(f"model endpoint {silent} while requests wait; stopping (in-flight episodes are "
+                             "not recorded). Fix the endpoint (or raise --stall-timeout for a slow one) and re-run "
+                             "the same command to resume.")
+
+
 async def _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,
-                       max_error_streak):
+                       max_error_streak, stall_timeout_s):
     order = [(s, t.id, k) for s, ts in tasks.items() for t in ts for k in range(plan.trials)]
     done = run.read_episodes()
     keep = {k for k, r in done.items() if not (retry_errors and r.get("error"))}
@@ -205,13 +285,15 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
     episodes, timings = JsonlAppender(run.episodes), JsonlAppender(run.timings)
     bar = tqdm(total=len(order), initial=outcome.skipped, disable=not progress, unit="ep", dynamic_ncols=True,
                desc=f"{bench.name}/{'+'.join(tasks)}")
-    passes = sum(1 for k in keep if is_success(done[k].get("reward")))
+    tally = _Tally()
+    for k in keep:
+        tally.add(done[k])
     errors = streak = 0
     semaphore = asyncio.Semaphore(max(1, concurrency))
     abort: list[ModelError] = []  # set once the endpoint looks down: episodes not yet started are skipped
 
     async def one(key: EpisodeKey) -> None:
-        nonlocal passes, errors, streak
+        nonlocal errors, streak
         async with semaphore:
             if abort:
                 return
@@ -226,29 +308,38 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
         if max_error_streak and streak >= max_error_streak and not abort:
             abort.append(ModelError(f"{streak} episodes in a row failed on the model endpoint; stopping. Last: "
                                     f"{record['error']}. Fix the endpoint and re-run the same command to resume."))
-        passes += is_success(record["reward"])
+        tally.add(record)
         await episodes.commit()  # counted as done once durable; bookkeeping above happens before this await
         bar.update(1)
-        finished = bar.n - errors
-        bar.set_postfix(pass_rate=f"{passes / finished:.3f}" if finished else "-", errors=errors)
+        bar.set_postfix_str(tally.text(), refresh=False)
 
     running = [asyncio.create_task(one(k)) for k in pending]
+    watchdog = asyncio.create_task(_watch_endpoints(models, stall_timeout_s)) if stall_timeout_s > 0 else None
+    everything = asyncio.gather(*running)
     try:
-        await asyncio.gather(*running)
+        if watchdog is not None:
+            await asyncio.wait([everything, watchdog], return_when=asyncio.FIRST_COMPLETED)
+            if watchdog.done():
+                watchdog.result()  # raises the stall
+        await everything
         if abort:
             raise abort[0]
     except BaseException:
         for task in running:  # stop the rest cleanly before the result files are closed
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+        if everything.done() and not everything.cancelled():
+            everything.exception()  # retrieved: the reason is the exception being raised here
         raise
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         bar.close()
         episodes.close()
         timings.close()
     final = run.read_episodes()
     if all(k in final for k in order):
         run.canonicalize(order)
-    outcome.summary = summarize_run(bench, config, final)
+    outcome.summary = summarize_run(config, final)
     write_json(run.summary, outcome.summary)
     return outcome

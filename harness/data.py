@@ -80,7 +80,8 @@ def verify(data_dir: Path, prefix: str = "") -> list[FileCheck]:
         if not path.is_file():
             checks.append(FileCheck(entry["path"], "missing"))
         elif (digest := sha256_of(path)) != entry["sha256"]:
-            checks.append(FileCheck(entry["path"], "corrupt", f"sha256 {digest[:12]}…, expected {entry['sha256'][:12]}…"))
+            checks.append(FileCheck(entry["path"], "corrupt",
+                                    f"sha256 {digest[:12]}…, expected {entry['sha256'][:12]}…"))
         else:
             checks.append(FileCheck(entry["path"], "ok"))
     return checks

@@ -8,8 +8,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Protocol, runtime_checkable
+from typing import Any, ClassVar, Iterable, Optional, Protocol, runtime_checkable
 
+from .metrics import MetricsDeclaration, generic
+from .protocol import RunProtocol
+from .protocol import generic as generic_protocol
 from .types import Message, Score, Task, ToolCall, ToolSpec, Usage
 
 
@@ -111,19 +114,46 @@ class ReplayItem:
 
 
 class Benchmark(ABC):
-    """A benchmark adapter. Subclasses set ``name`` and ``subsets`` and implement the methods below."""
+    """A benchmark adapter, bound to its data directory when created (``Benchmark(data_dir)``; the registry's
+    ``open_benchmark`` does it). Subclasses set ``name`` and ``subsets`` and implement the methods below."""
 
     name: str = ""
     subsets: tuple[str, ...] = ()
     default_split: Optional[str] = None
+    # What the benchmark reports (see metrics.py); None: mean reward per subset and over subsets.
+    metrics: ClassVar[Optional[MetricsDeclaration]] = None
+    # How the benchmark's own runner runs it (see protocol.py); None: mua's generic defaults.
+    protocol: ClassVar[Optional[RunProtocol]] = None
+    # Splits meant for training, never reported (tau2's "train"). Training refuses every other split unless
+    # the run names its own train/held-out division (a split file) or forces it (allow_test_split).
+    train_splits: tuple[str, ...] = ()
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = Path(data_dir)
+
+    @classmethod
+    def declared_metrics(cls) -> MetricsDeclaration:
+        """What the benchmark reports; ``mua eval`` records it in config.json."""
+        return cls.metrics or generic(cls.name, cls.subsets, cls.default_split)
+
+    @classmethod
+    def declared_protocol(cls) -> RunProtocol:
+        """The benchmark's official run protocol; ``mua eval`` runs it by default and records it."""
+        return cls.protocol or generic_protocol()
 
     @abstractmethod
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
-        """Tasks of one subset (and split); raises DataError naming the missing or bad file."""
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
+        """Tasks of one subset (and split); raises DataError naming the missing or bad file. Every data file
+        that ``start`` and ``score`` will read is checked here, so bad data fails once, before any episode."""
 
     @abstractmethod
     def start(self, task: Task) -> EpisodeSpec:
         """A fresh environment and prompt for one episode of ``task``."""
+
+    def limits(self, task: Task) -> Limits:
+        """The budgets of an episode of ``task``, read without starting one (``start(task).limits`` is the
+        same). Adapters override this with a cheap form; the default starts an episode."""
+        return self.start(task).limits
 
     @abstractmethod
     def gold_agent(self, task: Task) -> Agent:
@@ -143,19 +173,20 @@ class Benchmark(ABC):
         return self.gold_user(task)
 
     @abstractmethod
-    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        """Score a trajectory. ``env`` is the episode's final environment when scoring right after a run; when
-        it is None the adapter replays ``messages`` in a fresh environment (tool results in the messages are
-        never trusted). ``termination`` None means: derive it from the messages, as documented by the adapter.
-        Async judges (NL assertions) are awaited through :meth:`score_async`."""
+    async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                    termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        """Score a trajectory (the one entry point: the runner, ``mua score`` and training all await it).
+        ``env`` is the episode's final environment when scoring right after a run; when it is None the adapter
+        replays ``messages`` in a fresh environment (tool results in the messages are never trusted).
+        ``termination`` None means: derive it from the messages, as documented by the adapter. ``judge`` is
+        the LLM judge for judged components (None: they are skipped, reported as None)."""
 
-    async def score_async(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-                          termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        """Async entry point used by the runner; adapters that need an LLM judge override this."""
-        return self.score(task, messages, env=env, termination=termination, judge=judge)
+    def unjudged_checks(self, tasks: list[Task]) -> Optional[str]:
+        """What a run of ``tasks`` without a judge model leaves unscored, as one sentence for the user (said
+        once when the run starts); None when every check can be decided without a judge."""
+        return None
 
-    def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
+    def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
         """Items from one of the benchmark's own results files, or None if ``path`` is not such a file."""
         return None
 
@@ -164,14 +195,9 @@ class Benchmark(ABC):
         tasks of the subset (None)."""
         return None
 
-    def find_task(self, data_dir: Path, subset: str, task_id: str) -> Task:
+    def find_task(self, subset: str, task_id: str) -> Task:
         """Look a task up by id across all splits of a subset; KeyError when absent."""
-        for task in self.load_tasks(data_dir, subset, split=None):
+        for task in self.load_tasks(subset, split=None):
             if task.id == task_id:
                 return task
         raise KeyError(f"{self.name}/{subset}: no task with id {task_id!r}")
-
-    def summarize(self, episodes: list[dict]) -> dict:
-        """Benchmark-specific metrics over finished episode records (``episodes.jsonl`` rows); the harness
-        adds pass^k and error counts itself."""
-        return {}

@@ -1,15 +1,14 @@
 """Leaderboard: model x benchmark metrics from run directories, with 95% bootstrap intervals over tasks,
 and published reference numbers as clearly marked extra rows.
 
-Metrics follow what the MUA-RL paper (arXiv 2508.18669) reports, computed the way each benchmark's own
-summary does: tau2 pass^k per domain (k up to the fewest trials any task has, as tau2 caps it); BFCL v3
-multi-turn accuracy per category and overall (the unweighted mean of the categories, BFCL's "multi turn
-overall"); ACEBench agent end-state and process accuracy per subset and overall (the unweighted mean of the
-subsets, as ACEBench averages multi_turn and multi_step). Values are fractions in [0, 1] inside, percents
-when printed. Runs with missing episodes or errors are flagged on every cell they feed, never hidden; so are
-runs on a task selection (--task-ids, --limit): a subset with fewer tasks than its full split, whose size is
-the known size (runs.FULL_SPLIT_TASKS) or, for an unknown benchmark or split, the most tasks any shown run
-of that benchmark, split and subset has.
+Which metrics, columns and column order a benchmark has comes from the metrics declaration its runs
+recorded (metrics.py): pass^k per subset (k up to the fewest trials any task has, as tau2 caps it), or the
+per-task mean of the success rate, the reward or a score component per subset, with an overall value that
+averages the subsets (macro) or pools their tasks. Values are fractions in [0, 1] inside, percents when
+printed. Runs with missing episodes or errors are flagged on every cell they feed, never hidden; so are runs
+on a task selection (--task-ids, --limit): a subset with fewer tasks than its full split, whose size is the
+declared size or, for an undeclared split, the most tasks any shown run of that benchmark, split and subset
+has.
 """
 from __future__ import annotations
 
@@ -19,32 +18,28 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .errors import ConfigError
-from .runs import Run, SubsetResult, full_split_tasks
+from .metrics import PASS_HAT_K, Metric, MetricsDeclaration
+from .protocol import differences, stated_differences
+from .registry import benchmark_class, benchmark_names, installed_declaration
+from .runs import Run, SubsetResult
 from .stats import Estimate, bootstrap_ci, max_k, pass_hat_k
 
 # Flag letters shown after a cell value; the legend is printed under the table.
 FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION = "*", "e", "p", "s", "t"
-FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION)
+FLAG_TRAINED = "c"
+FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION, FLAG_TRAINED)
 LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)",
           FLAG_ERRORS: "some episodes errored; they are excluded from the value",
           FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has",
-          FLAG_SKIPPED: "some score components were skipped (e.g. tau2 NL assertions without --judge-model); "
-                        "the value covers the computed components only",
+          FLAG_SKIPPED: "some checks were skipped (e.g. LLM-judged checks without --judge-model): episodes "
+                        "whose verdict they could change have an unknown reward and are left out of the value",
           FLAG_SELECTION: "run on a task selection (--task-ids, --limit): fewer tasks than the subset's full "
-                          "split, so not comparable with full runs"}
-
-BENCHMARK_SUBSETS = {
-    "tau2": ("retail", "airline", "telecom"),
-    "bfcl_v3": ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param", "multi_turn_long_context"),
-    "acebench": ("agent_multi_turn_en", "agent_multi_step_en", "agent_multi_turn_zh", "agent_multi_step_zh"),
-}
-HEADLINE_ORDER = (
-    ["tau2/retail pass^1", "tau2/airline pass^1", "tau2/telecom pass^1"]
-    + [f"tau2/{d} pass^{k}" for d in BENCHMARK_SUBSETS["tau2"] for k in range(2, 9)]
-    + ["bfcl_v3 overall"] + [f"bfcl_v3/{s.removeprefix('multi_turn_')}" for s in BENCHMARK_SUBSETS["bfcl_v3"]]
-    + ["acebench agent end_state", "acebench agent process"]
-)
-DETAIL_ORDER = [f"acebench/{s} {c}" for s in BENCHMARK_SUBSETS["acebench"] for c in ("end_state", "process")]
+                          "split, so not comparable with full runs",
+          FLAG_TRAINED: "contaminated: the model was trained (mua train) on some of the tasks scored here, as its "
+                        "train_config.json says"}
+# Shown after a row's label when its run protocol departs from the benchmark's official one (for a published
+# row: from what its source says it used); the departures are listed under the table.
+FLAG_PROTOCOL = "†"
 
 
 @dataclass
@@ -63,6 +58,7 @@ class Row:
     source: str  # run directory names, or the citation of a published number
     cells: dict[str, Cell] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    protocol: list[str] = field(default_factory=list)  # departures from the official run protocol
 
 
 @dataclass(frozen=True)
@@ -81,14 +77,28 @@ def full_sizes(runs: Sequence[Run]) -> dict[SizeKey, int]:
     for run in runs:
         for name, s in run.subsets.items():
             key = (run.benchmark, run.split, name)
-            known = sizes.get(key, full_split_tasks(*key) or 0)
+            known = sizes.get(key, run.metrics.full_split_tasks(run.split, name) or 0)
             sizes[key] = max(known, len(s.tasks))
     return sizes
 
 
-def _subset_flags(s: SubsetResult, full: int) -> str:
+def _subset_flags(s: SubsetResult, full: int, trained: frozenset[str] = frozenset()) -> str:
     return ((FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors else "")
-            + (FLAG_SKIPPED if s.skipped else "") + (FLAG_SELECTION if len(s.tasks) < full else ""))
+            + (FLAG_SKIPPED if s.skipped or s.unknown else "") + (FLAG_SELECTION if len(s.tasks) < full else "")
+            + (FLAG_TRAINED if _trained_here(s, trained) else ""))
+
+
+def trained_tasks(run: Run) -> frozenset[str]:
+    """The "subset/task id" keys the run's model was trained on, where `mua eval` recorded them (a checkpoint
+    written by `mua train` on this benchmark)."""
+    trained = (run.config.get("agent") or {}).get("trained_on") or {}
+    if not isinstance(trained, dict) or trained.get("benchmark") != run.benchmark:
+        return frozenset()
+    return frozenset(str(k) for k in trained.get("trained_tasks") or [])
+
+
+def _trained_here(s: SubsetResult, trained: frozenset[str]) -> int:
+    return sum(f"{s.name}/{task_id}" in trained for task_id in s.tasks)
 
 
 def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = "pooled") -> Optional[Cell]:
@@ -99,7 +109,7 @@ def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = 
     return Cell(e.value, e.low, e.high, e.n, "".join(sorted(set(flags))))
 
 
-def _tau2_cells(run: Run, st: Settings, flags) -> dict[str, Cell]:
+def _pass_hat_k_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str, Cell]:
     cells = {}
     for name, s in run.subsets.items():
         scored = [t for t in s.tasks.values() if t.scored]
@@ -107,52 +117,49 @@ def _tau2_cells(run: Run, st: Settings, flags) -> dict[str, Cell]:
             vals = [pass_hat_k(len(t.rewards), t.successes, k) for t in scored]
             cell = _cell([vals], flags(s), st)
             if cell:
-                cells[f"tau2/{name} pass^{k}"] = cell
+                cells[metric.subset_column(run.metrics.label(name), k)] = cell
     return cells
 
 
-def _macro_cells(run: Run, st: Settings, metric: str, key: str, column, flags) -> dict[str, Cell]:
-    """Per-subset cells plus an overall cell that averages the subsets with equal weight."""
+def _mean_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str, Cell]:
+    """Per-subset cells of the per-task mean of ``metric.measure``, plus the overall cell when declared."""
     cells, groups, overall_flags = {}, [], ""
     for name, s in run.subsets.items():
-        vals = s.values(metric)
+        vals = s.values(metric.measure)
         cell = _cell([vals], flags(s), st)
         if cell:
-            cells[column(name)] = cell
+            cells[metric.subset_column(run.metrics.label(name))] = cell
             groups.append(vals)
             overall_flags += flags(s)
-    known = BENCHMARK_SUBSETS.get(run.benchmark, ())
-    if groups and len(groups) < len(known):
+    if metric.overall is None:
+        return cells
+    if groups and len(groups) < len(run.metrics.subsets):
         overall_flags += FLAG_PARTIAL
-    overall = _cell(groups, overall_flags, st, weighting="macro")
+    overall = _cell(groups, overall_flags, st, weighting=metric.combine)
     if overall:
-        cells[key] = overall
+        cells[metric.overall] = overall
     return cells
 
 
 def run_cells(run: Run, st: Settings = Settings(), sizes: Optional[dict[SizeKey, int]] = None) -> dict[str, Cell]:
-    """``sizes``: full split sizes (see full_sizes), by default those known for this run alone."""
+    """The cells of every metric ``run`` declares. ``sizes``: full split sizes (see full_sizes), by default
+    those known for this run alone."""
     sizes = full_sizes([run]) if sizes is None else sizes
-    flags = lambda s: _subset_flags(s, sizes.get((run.benchmark, run.split, s.name), 0))  # noqa: E731
-    if run.benchmark == "tau2":
-        return _tau2_cells(run, st, flags)
-    if run.benchmark == "bfcl_v3":
-        return _macro_cells(run, st, "success", "bfcl_v3 overall",
-                            lambda s: f"bfcl_v3/{s.removeprefix('multi_turn_')}", flags)
-    if run.benchmark == "acebench":
-        cells = _macro_cells(run, st, "end_state", "acebench agent end_state",
-                             lambda s: f"acebench/{s} end_state", flags)
-        cells.update(_macro_cells(run, st, "process", "acebench agent process",
-                                  lambda s: f"acebench/{s} process", flags))
-        return cells
-    # A benchmark without a rule here: mean reward per subset, pooled overall.
-    return _macro_cells(run, st, "reward", f"{run.benchmark} mean reward",
-                        lambda s: f"{run.benchmark}/{s} reward", flags)
+    trained = trained_tasks(run)
+    flags = lambda s: _subset_flags(s, sizes.get((run.benchmark, run.split, s.name), 0), trained)  # noqa: E731
+    cells: dict[str, Cell] = {}
+    for metric in run.metrics.metrics:
+        cells.update(_pass_hat_k_cells(run, metric, st, flags) if metric.measure == PASS_HAT_K
+                     else _mean_cells(run, metric, st, flags))
+    return cells
 
 
 def _selection_notes(run: Run, sizes: dict[SizeKey, int]) -> list[str]:
     notes = []
+    trained = trained_tasks(run)
     for name, s in run.subsets.items():
+        if overlap := _trained_here(s, trained):
+            notes.append(f"{run.name}: the model was trained on {overlap} of the {len(s.tasks)} {name} tasks scored")
         full = sizes.get((run.benchmark, run.split, name), 0)
         if len(s.tasks) < full:
             split = f"{run.split} split" if run.split else "full set"
@@ -167,14 +174,17 @@ def build_rows(runs: Sequence[Run], st: Settings = Settings()) -> list[Row]:
     for run in runs:
         cells = run_cells(run, st, sizes)
         notes = [f"{run.name}: {p}" for p in run.problems()] + _selection_notes(run, sizes)
+        departures = differences(run.config.get("protocol"))
+        protocol = [f"{run.name}: {'; '.join(departures)}"] if departures else []
         row = next((r for r in rows if not r.published and r.label == run.model
                     and not set(r.cells) & set(cells)), None)
         if row is None:
-            rows.append(Row(run.model, False, run.name, dict(cells), notes))
+            rows.append(Row(run.model, False, run.name, dict(cells), notes, protocol))
         else:
             row.source += f", {run.name}"
             row.cells.update(cells)
             row.notes += notes
+            row.protocol += protocol
     return rows
 
 
@@ -198,24 +208,54 @@ def load_published(path: Path, sources: Optional[Sequence[str]] = None) -> list[
         cite = known[entry["source"]]
         cells = {k: Cell(float(v) / 100.0) for k, v in entry["metrics"].items() if v is not None}
         rows.append(Row(entry["model"], True, f"published: {cite['short']}", cells,
-                        [entry["note"]] if entry.get("note") else []))
+                        [entry["note"]] if entry.get("note") else [], _published_protocol(cite, entry, cells)))
     return rows
 
 
-def columns(rows: Sequence[Row], detail: bool = False) -> list[str]:
-    """Columns some row fills, in the paper's order; per-subset ACEBench columns only with ``detail``;
-    keys without a place in that order go last, sorted."""
+def _published_protocol(source: dict, entry: dict, cells: dict) -> list[str]:
+    """Per benchmark the row has values for: where what the source says it used (its "protocol", the entry's
+    own on top) departs from the installed adapter's official protocol, or what it leaves unsaid."""
+    out = []
+    for name in benchmark_names():
+        if not any(c.startswith(name) for c in cells):
+            continue
+        stated = {**(source.get("protocol") or {}).get(name, {}), **(entry.get("protocol") or {}).get(name, {})}
+        if departures := stated_differences(stated, benchmark_class(name).declared_protocol()):
+            out.append(f"{name}: {'; '.join(departures)}")
+    return out
+
+
+def declarations(runs: Sequence[Run], installed: bool = False) -> list[MetricsDeclaration]:
+    """The metrics declarations behind a leaderboard: each benchmark's as its (first) run recorded it, and
+    with ``installed`` also those of installed adapters without a run (published rows carry no declaration;
+    this only orders their columns)."""
+    found: dict[str, MetricsDeclaration] = {}
+    for run in runs:
+        found.setdefault(run.benchmark, run.metrics)
+    if installed:
+        for name in benchmark_names():
+            if name not in found and (decl := installed_declaration(name)) is not None:
+                found[name] = decl
+    return sorted(found.values(), key=lambda d: (d.position, d.benchmark))
+
+
+def columns(rows: Sequence[Row], detail: bool = False, decls: Sequence[MetricsDeclaration] = ()) -> list[str]:
+    """Columns some row fills: the declared headline columns (benchmarks in ``position`` order), then with
+    ``detail`` the declared detail columns; columns declared by none go last, sorted. Detail columns are
+    left out without ``detail``."""
     present = {k for r in rows for k in r.cells}
-    order = HEADLINE_ORDER + (DETAIL_ORDER if detail else [])
-    known = [k for k in order if k in present]
-    rest = sorted(k for k in present if k not in HEADLINE_ORDER and k not in DETAIL_ORDER)
+    headline = [c for d in decls for c in d.headline]
+    detailed = [c for d in decls for c in d.detail]
+    order = headline + (detailed if detail else [])
+    known = [k for k in dict.fromkeys(order) if k in present]
+    rest = sorted(k for k in present if k not in headline and k not in detailed)
     return known + rest
 
 
 def fmt_cell(cell: Optional[Cell]) -> str:
     if cell is None:
         return "-"
-    if cell.n is None:
+    if cell.n is None or cell.low is None or cell.high is None:  # a published number: no interval
         return f"{100 * cell.value:.1f}"
     flags = f" {cell.flags}" if cell.flags else ""
     return f"{100 * cell.value:.1f} [{100 * cell.low:.1f}, {100 * cell.high:.1f}] n={cell.n}{flags}"
@@ -227,8 +267,27 @@ def legend(rows: Sequence[Row], cols: Sequence[str], confidence: float) -> list[
     used = {f for r in rows for c in cols if c in r.cells for f in r.cells[c].flags}
     lines += [f"  {f} = {LEGEND[f]}" for f in FLAG_ORDER if f in used]
     lines += [f"  ! {r.label}: {n}" for r in rows if not r.published for n in r.notes]
+    refs = protocol_refs(rows)
+    if refs:
+        lines.append(f"  {FLAG_PROTOCOL}N after a model = its run protocol departs from the benchmark's official "
+                     "one (published rows: as their source states it):")
+        lines += [f"  {FLAG_PROTOCOL}{n} {text}" for text, n in refs.items()]
     return lines
 
 
-def display_label(row: Row) -> str:
-    return f"{row.label} (published)" if row.published else row.label
+def protocol_refs(rows: Sequence[Row]) -> dict[str, int]:
+    """Footnote numbers of the rows' protocol departures: rows that depart in the same way share one."""
+    refs: dict[str, int] = {}
+    for r in rows:
+        if r.protocol:
+            refs.setdefault(" | ".join(r.protocol), len(refs) + 1)
+    return refs
+
+
+def display_label(row: Row, refs: Optional[dict[str, int]] = None) -> str:
+    """The row's label: marked (published) for published rows, and with its protocol footnote (``refs``,
+    see protocol_refs) when its protocol departs from the official one."""
+    label = f"{row.label} (published)" if row.published else row.label
+    if refs and row.protocol:
+        label += f" {FLAG_PROTOCOL}{refs[' | '.join(row.protocol)]}"
+    return label

@@ -148,15 +148,17 @@ async def run_episode(benchmark: Benchmark, task: Task, agent: Agent, user: User
         if (limit := spec.limits.max_user_turns) is not None and turn >= limit:
             termination = MAX_TURNS
             break
-        if termination := await _user_turn(spec, user, messages, budget):
+        if ended := await _user_turn(spec, user, messages, budget):
+            termination = ended
             break
-        if termination := await _agent_turn(spec, agent, turn, messages, budget):
+        if ended := await _agent_turn(spec, agent, turn, messages, budget):
+            termination = ended
             break
         turn += 1
     user_turns = sum(1 for m in messages if m.role == "user" and m.content)
     result = EpisodeResult(messages=messages, termination=termination, score=None,
                            agent_usage=agent.usage, user_usage=user.usage, turns=user_turns, env=spec.env)
     if score:
-        result.score = await benchmark.score_async(task, messages, env=spec.env, termination=termination,
+        result.score = await benchmark.score(task, messages, env=spec.env, termination=termination,
                                                    judge=judge)
     return result

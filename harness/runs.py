@@ -1,5 +1,8 @@
 """Reading a run directory (``config.json`` + ``episodes.jsonl``) for the leaderboard and the gate.
 
+What the benchmark reports (its metrics, default split and full split sizes) comes from the declaration
+config.json records (see metrics.py), so reading results needs neither the adapters nor the data.
+
 Numbers are recomputed from the episode rows, never taken from ``summary.json``, so a crashed or partial run
 reads correctly: ``config.json`` says which (task, trial) pairs were expected, the rows say which finished.
 Episodes with an error are counted, never scored. A torn last line (a crash mid-write) is skipped and counted.
@@ -10,34 +13,13 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from .errors import ConfigError
+from .jsonl import BadLine, iter_raw_lines, loads_line
+from .metrics import MetricsDeclaration, generic
+from .registry import installed_declaration
 from .stats import is_success
-
-# The split a run used when config.json says null (the benchmark's default). Kept here, not read from the
-# adapters, so reading results needs neither the adapters nor the data.
-DEFAULT_SPLITS = {"tau2": "base"}
-# Tasks per subset in each full split, to tell a full run from a selection (--task-ids, --limit). Keys are
-# (benchmark, split), split None for benchmarks without named splits; test_leaderboard checks them against
-# the data. An unknown (benchmark, split, subset) simply has no known size.
-_BFCL = {s: 200 for s in ("multi_turn_base", "multi_turn_miss_func", "multi_turn_miss_param",
-                          "multi_turn_long_context")}
-FULL_SPLIT_TASKS: dict[tuple[str, Optional[str]], dict[str, int]] = {
-    ("tau2", "base"): {"retail": 114, "airline": 50, "telecom": 114},
-    ("tau2", "train"): {"retail": 74, "airline": 30, "telecom": 74},
-    ("tau2", "test"): {"retail": 40, "airline": 20, "telecom": 40},
-    ("tau2", "small"): {"telecom": 20},
-    ("tau2", "full"): {"telecom": 2285},
-    ("bfcl_v3", None): _BFCL,
-    ("bfcl_v3", "v4"): _BFCL,
-    ("acebench", None): {"agent_multi_turn_en": 30, "agent_multi_step_en": 20,
-                         "agent_multi_turn_zh": 30, "agent_multi_step_zh": 20},
-}
-
-
-def full_split_tasks(benchmark: str, split: Optional[str], subset: str) -> Optional[int]:
-    return FULL_SPLIT_TASKS.get((benchmark, split), {}).get(subset)
 
 
 @dataclass
@@ -50,6 +32,8 @@ class TaskResult:
     components: dict[str, list[float]] = field(default_factory=dict)  # non-null values per component
     skipped: set[str] = field(default_factory=set)  # components left uncomputed (null), e.g. no judge model
     errors: int = 0
+    unknown: int = 0  # trials with reward null (a check the verdict depends on was skipped)
+    invalid: list[str] = field(default_factory=list)  # trials whose reward or a component is not a number
     finished_trials: int = 0
 
     @property
@@ -91,6 +75,10 @@ class SubsetResult:
         return sum(t.errors for t in self.tasks.values())
 
     @property
+    def unknown(self) -> int:
+        return sum(t.unknown for t in self.tasks.values())
+
+    @property
     def skipped(self) -> set[str]:
         return set().union(*(t.skipped for t in self.tasks.values()))
 
@@ -106,6 +94,7 @@ class Run:
     trials: int
     subsets: dict[str, SubsetResult]  # in config order
     config: dict
+    metrics: MetricsDeclaration
     torn_lines: int = 0  # unreadable lines in episodes.jsonl
     unexpected_rows: int = 0  # rows for tasks or trials not in config.json
 
@@ -117,7 +106,7 @@ class Run:
     def split(self) -> Optional[str]:
         """The split the tasks came from, the benchmark's default filled in."""
         recorded = self.config.get("split")
-        return str(recorded) if recorded is not None else DEFAULT_SPLITS.get(self.benchmark)
+        return str(recorded) if recorded is not None else self.metrics.default_split
 
     @property
     def expected_episodes(self) -> int:
@@ -136,6 +125,14 @@ class Run:
         return self.finished == self.expected_episodes
 
     @property
+    def unknown(self) -> int:
+        return sum(s.unknown for s in self.subsets.values())
+
+    @property
+    def invalid_values(self) -> list[str]:
+        return [w for s in self.subsets.values() for t in s.tasks.values() for w in t.invalid]
+
+    @property
     def error_rate(self) -> float:
         return self.errors / self.finished if self.finished else 0.0
 
@@ -146,6 +143,9 @@ class Run:
             out.append(f"incomplete: {self.finished}/{self.expected_episodes} episodes")
         if self.errors:
             out.append(f"{self.errors} episode errors (excluded from scores)")
+        if self.unknown:
+            out.append(f"{self.unknown} episodes with unknown reward (null: a check was skipped, e.g. no judge "
+                       "model; excluded from scores)")
         if self.torn_lines:
             out.append(f"{self.torn_lines} unreadable lines in episodes.jsonl")
         return out
@@ -157,11 +157,26 @@ def _read_json(path: Path) -> dict:
             data = json.load(f)
     except FileNotFoundError:
         raise ConfigError(f"{path} not found: is {path.parent} a run directory written by `mua eval`?") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path} is not valid JSON ({e})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise ConfigError(f"{path} is not valid JSON ({type(e).__name__}: {e})") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object")
     return data
+
+
+def declaration_of(config: dict) -> MetricsDeclaration:
+    """The metrics declaration a run was made under: the one config.json records; for a run written before
+    declarations were recorded, the installed adapter's (same benchmark name), else the generic mean-reward
+    rule. Raises ValueError for a malformed one."""
+    recorded = config.get("metrics")
+    benchmark = str(config.get("benchmark"))
+    if recorded is not None:
+        if not isinstance(recorded, dict):
+            raise ValueError("bad metrics declaration (not a JSON object)")
+        return MetricsDeclaration.from_dict(recorded)
+    return installed_declaration(benchmark) or generic(benchmark)
 
 
 def model_label(config: dict) -> str:
@@ -187,6 +202,7 @@ def read_run(path: Path | str) -> Run:
         trials = int(config["trials"])
         task_lists = config["tasks"]
         subset_names = list(config.get("subsets") or task_lists)
+        metrics = declaration_of(config)
     except (KeyError, TypeError, ValueError) as e:
         raise ConfigError(f"{path / 'config.json'}: missing or bad field ({e})") from None
     subsets = {s: SubsetResult(s, {str(t): TaskResult(str(t), trials) for t in task_lists.get(s, [])})
@@ -196,36 +212,45 @@ def read_run(path: Path | str) -> Run:
     torn = unexpected = 0
     episodes = path / "episodes.jsonl"
     if episodes.is_file():
-        with open(episodes, encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    key = (str(row["subset"]), str(row["task_id"]), int(row["trial"]))
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                    torn += 1
-                    continue
-                if key[0] in subsets and key[1] in subsets[key[0]].tasks and 0 <= key[2] < trials:
-                    rows[key] = row
-                else:
-                    unexpected += 1
+        for _lineno, raw, complete in iter_raw_lines(episodes):
+            try:
+                row: Any = loads_line(raw, strict=False) if complete else None
+                key = (str(row["subset"]), str(row["task_id"]), int(row["trial"]))
+            except (BadLine, KeyError, TypeError, ValueError):
+                torn += 1  # a torn, garbled or non-UTF-8 line: counted and flagged, never fatal
+                continue
+            if key[0] in subsets and key[1] in subsets[key[0]].tasks and 0 <= key[2] < trials:
+                rows[key] = row
+            else:
+                unexpected += 1
     for (subset, task_id, _trial), row in sorted(rows.items()):
-        _add_row(subsets[subset].tasks[task_id], row)
+        _add_row(subsets[subset].tasks[task_id], row, f"{subset}/{task_id}#{_trial}")
     for s in subsets.values():
         s.missing = [(t, k) for t in s.tasks for k in range(trials) if (s.name, t, k) not in rows]
-    return Run(path, benchmark, model_label(config), trials, subsets, config, torn, unexpected)
+    return Run(path, benchmark, model_label(config), trials, subsets, config, metrics, torn, unexpected)
 
 
-def _add_row(task: TaskResult, row: dict) -> None:
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _add_row(task: TaskResult, row: dict, where: str) -> None:
     task.finished_trials += 1
     reward = row.get("reward")
-    if row.get("error") is not None or not isinstance(reward, (int, float)):
+    if row.get("error") is not None:
         task.errors += 1
+        return
+    if reward is None:  # unknown: a check the verdict depends on was skipped (e.g. no judge model)
+        task.unknown += 1
+        task.skipped.update(k for k, v in (row.get("components") or {}).items() if v is None)
+        return
+    values = [reward] + [v for v in (row.get("components") or {}).values() if v is not None]
+    if not all(_is_number(v) for v in values) or not isinstance(row.get("components") or {}, dict):
+        task.invalid.append(where)
         return
     task.rewards.append(float(reward))
     for name, value in sorted((row.get("components") or {}).items()):
-        if isinstance(value, (int, float)):
-            task.components.setdefault(name, []).append(float(value))
-        elif value is None:
+        if value is None:
             task.skipped.add(name)
+        else:
+            task.components.setdefault(name, []).append(float(value))

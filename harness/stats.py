@@ -9,14 +9,17 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
-# tau2 counts a trial as a success when its reward is within this distance of 1.0.
+# tau2 counts a trial as a success when its reward is within this distance of 1.0 (tau2's is_successful:
+# (1 - 1e-6) <= reward <= (1 + 1e-6), written the same way so the boundary rounds the same).
 SUCCESS_TOLERANCE = 1e-6
 
 
-def is_success(reward: float) -> bool:
-    return abs(reward - 1.0) <= SUCCESS_TOLERANCE
+def is_success(reward: Optional[float]) -> bool:
+    """The one definition of "pass" in mua: a reward within SUCCESS_TOLERANCE of 1.0. An unknown reward
+    (None: an errored or unscored episode) is never a pass."""
+    return reward is not None and 1.0 - SUCCESS_TOLERANCE <= reward <= 1.0 + SUCCESS_TOLERANCE
 
 
 def pass_hat_k(num_trials: int, successes: int, k: int) -> float:

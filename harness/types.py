@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, TypeVar
+
+from .errors import ConfigError
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -113,17 +115,34 @@ class Task:
     initial_state: Any = None
     evaluation: Any = None
     split: Optional[str] = None
-    raw: Any = None  # the original record, for adapters that need more than the fields above
+    raw: Any = None  # the original record, kept as read
+    context: Any = None  # the adapter's own typed per-task data (a dataclass of its own), see task_context
+
+
+C = TypeVar("C")
+
+
+def task_context(task: Task, kind: type[C]) -> C:
+    """``task.context`` as the adapter's context type ``kind``; a ConfigError when the task was not built by
+    that adapter's ``load_tasks`` (the one way an adapter reads its per-task data)."""
+    if not isinstance(task.context, kind):
+        raise ConfigError(f"{task.benchmark} task {task.id}: not loaded through its benchmark's load_tasks "
+                          f"(no {kind.__name__})")
+    return task.context
 
 
 @dataclass
 class Score:
     """A verdict: ``reward`` is the benchmark's own pass measure; ``components`` are named parts (None =
-    skipped, e.g. NL assertions without a judge model); ``info`` holds human-readable detail."""
+    skipped, e.g. NL assertions without a judge model); ``info`` holds human-readable detail. A score whose
+    skipped components could still change it has ``reward`` None: it is counted and flagged, never scored."""
 
-    reward: float
+    reward: Optional[float]  # None: unknown, a check the verdict depends on was skipped (never 0 or 1)
     components: dict[str, Optional[float]] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    # When ``reward`` is None: the reward over the computed components only (training's
+    # ``incomplete_scores: keep``); never a verdict.
+    partial_reward: Optional[float] = None
 
 
 @dataclass

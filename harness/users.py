@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from .interfaces import ChatModel, User
+from .seeds import turn_seed
 from .types import Message, ToolSpec, Usage
 
 
@@ -28,7 +29,10 @@ def user_view(system_prompt: str, messages: list[Message]) -> list[Message]:
 
 class SimulatedUser(User):
     """A user played by a chat model from a system prompt (the task scenario plus the benchmark's user
-    guidelines). The conversation ends when the user's message contains one of ``stop_markers``."""
+    guidelines). The conversation ends when the user's message contains one of ``stop_markers``.
+
+    ``seed`` is the episode's user seed; each request of the episode gets its own seed derived from it and
+    the request's position, so a sampling user model does not repeat itself and reruns are identical."""
 
     def __init__(self, model: ChatModel, system_prompt: str, stop_markers: Sequence[str] = (),
                  seed: Optional[int] = None):
@@ -37,10 +41,16 @@ class SimulatedUser(User):
         self.stop_markers = tuple(stop_markers)
         self.seed = seed
         self.usage = Usage()
+        self.requests = 0
+
+    def next_seed(self) -> Optional[int]:
+        """The seed of the user model's next request in this episode."""
+        self.requests += 1
+        return None if self.seed is None else turn_seed(self.seed, self.requests - 1)
 
     async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
         reply, usage = await self.model.chat(user_view(self.system_prompt, messages), tools or None,
-                                             seed=self.seed)
+                                             seed=self.next_seed())
         self.usage.add(usage)
         return Message(role="user", content=reply.content, tool_calls=reply.tool_calls)
 

@@ -23,7 +23,7 @@ from typing import Iterator, Optional, Protocol
 from mua.harness.errors import ModelError
 from mua.harness.models.batching import MicroBatcher
 from mua.harness.models.decode import PrefixCache
-from mua.harness.models.local import GenerationRequest, GenerationResult
+from mua.harness.models.generation import GenerationRequest, GenerationResult
 from mua.harness.models.vllm_backend import generation_result, sampling_kwargs
 
 

@@ -1,94 +1,150 @@
-"""The settings of one ``mua train`` run: read from a YAML file, overridden by command-line flags.
+"""The settings of one ``mua train`` run: TRL's own :class:`GRPOConfig` extended with mua's fields.
 
-Every key is a field of :class:`TrainConfig` (unknown keys are an error, so a typo never silently falls
-back to a default). See ``training/configs/example.yaml``.
+:func:`parse_config` reads them with TRL's parser (``TrlParser``): a YAML file (``--config``) whose keys are
+any field of :class:`TrainConfig`, overridden by command-line flags (``--max_steps 10`` or ``--max-steps 10``).
+Every TRL option therefore works as a key or a flag (learning-rate scheduler, warm-up, weight decay, loggers
+through ``report_to: [tensorboard]``...). Unknown keys are an error, so a typo never silently falls back to a
+default. See ``training/configs/example.yaml``.
+
+A few mua names stand for TRL fields (they are kept in step): ``batch_size`` is ``per_device_train_batch_size``,
+``max_turn_tokens`` is ``max_completion_length`` (tokens per agent reply), ``generation`` sets ``use_vllm`` and
+``vllm_mode``, ``vllm_server_url`` is ``vllm_server_base_url``, ``progress: false`` sets ``disable_tqdm``.
 """
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import asdict, dataclass, field, fields
+import types
+import warnings
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
 
+from trl import GRPOConfig
+
 from mua.harness.errors import ConfigError
+from mua.harness.selection import read_split_file
 
 GENERATION_BACKENDS = ("transformers", "vllm_colocate", "vllm_server")
 SCRIPTED = "scripted"  # the benchmark's scripted (gold) user instead of a user model
+CONSTANT_SCHEDULES = ("constant", "constant_with_warmup")
+
+
+def _trl(name: str, default: Any) -> Any:
+    """TRL's field ``name`` with mua's default (and TRL's help text)."""
+    return field(default=default, metadata=dict(GRPOConfig.__dataclass_fields__[name].metadata))
+
+
+def _help(text: str, default: Any = None, factory: Any = None) -> Any:
+    if factory is not None:
+        return field(default_factory=factory, metadata={"help": text})
+    return field(default=default, metadata={"help": text})
 
 
 @dataclass
-class TrainConfig:
-    policy: str = ""  # checkpoint directory of the policy to train
-    output_dir: str = "runs/train"
-    benchmark: str = ""
-    subsets: list[str] = field(default_factory=list)  # empty: all subsets of the benchmark
-    split: Optional[str] = "train"
-    allow_test_split: bool = False  # training on the split you report is contamination; off unless forced
-    task_ids: list[str] = field(default_factory=list)
-    limit: Optional[int] = None  # at most this many tasks per subset
-    data_dir: Optional[str] = None
+class TrainConfig(GRPOConfig):
+    policy: str = _help("checkpoint directory of the policy (weights, tokenizer with a chat template)", "")
+    benchmark: str = _help("benchmark name (e.g. tau2)", "")
+    subsets: list[str] = _help("subsets (default: all); a comma-separated string is accepted", factory=list)
+    split: Optional[str] = _help("task split; only the benchmark's train split passes without split_file or "
+                                 "allow_test_split (BFCL and ACEBench have none)", "train")
+    split_file: Optional[str] = _help("JSON/YAML file of your own 'train' and 'held_out' task ids; training plays "
+                                      "only the train ids (report the held-out ones)")
+    allow_test_split: bool = _help("train on tasks evaluation reports anyway (recorded in train_config.json)",
+                                   False)
+    task_ids: list[str] = _help("task ids (default: all of the split)", factory=list)
+    limit: Optional[int] = _help("at most this many tasks per subset")
+    data_dir: Optional[str] = _help("benchmark data directory (default: $MUA_DATA_DIR, ../shared/data, ...)")
 
-    # The user simulator's model (an endpoint model name or a local checkpoint directory): required for
-    # subsets the benchmark plays with an LLM user (tau2). "scripted" there needs allow_scripted_user.
-    user_model: Optional[str] = None
-    allow_scripted_user: bool = False  # tests and smoke runs only: the scripted user's rewards are meaningless
-    user_base_url: Optional[str] = None
-    user_params: dict = field(default_factory=lambda: {"temperature": 0.0})
-    judge_model: Optional[str] = None  # LLM judge for tau2 NL assertions (without one they are skipped)
-    judge_base_url: Optional[str] = None
-    judge_params: dict = field(default_factory=lambda: {"temperature": 0.0})
-    incomplete_scores: str = "drop"  # "drop": no reward when the score skipped components; "keep": partial
+    user_model: Optional[str] = _help("the user simulator: an endpoint model name or a checkpoint dir (required "
+                                      "where the benchmark plays an LLM user, e.g. tau2)")
+    allow_scripted_user: bool = _help("tests and smoke runs only: the scripted user where a user model is needed "
+                                      "(its rewards carry no training signal)", False)
+    user_base_url: Optional[str] = _help("OpenAI-compatible base URL of the user model")
+    user_params: Union[dict, str, None] = _help("user model parameters (a mapping, or JSON on the command line)",
+                                                factory=lambda: {"temperature": 0.0})
+    judge_model: Optional[str] = _help("LLM judge for tau2 NL assertions (without one they are skipped)")
+    judge_base_url: Optional[str] = _help("OpenAI-compatible base URL of the judge model")
+    judge_params: Union[dict, str, None] = _help("judge model parameters (a mapping, or JSON)",
+                                                 factory=lambda: {"temperature": 0.0})
+    incomplete_scores: str = _help("'drop': no reward when the score skipped components; 'keep': partial", "drop")
 
-    num_generations: int = 4  # G: episodes per task in one GRPO group
-    batch_size: int = 8  # episodes per device per optimizer step (a multiple of G)
-    gradient_accumulation_steps: int = 1
-    max_steps: int = 100
-    learning_rate: float = 1e-6
-    beta: float = 0.0  # KL coefficient (0: no reference model)
-    loss_type: str = "dapo"
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_turn_tokens: int = 256  # generated tokens per reply
-    max_completion_tokens: int = 2048  # tokens after the first prompt (replies, tool results, user turns)
-    max_turns: Optional[int] = None  # user turns per episode (the runner ends the episode: max_turns)
-    truncated_reward: float = 0.0
-    mask_truncated: bool = False  # no loss on episodes stopped by the budget or ending in a cut reply
+    batch_size: Optional[int] = _help("episodes per device per step (= per_device_train_batch_size; a multiple "
+                                      "of num_generations)")
+    max_turn_tokens: Optional[int] = _help("generated tokens per agent reply (= max_completion_length)")
+    max_completion_tokens: int = _help("episode tokens after the first prompt (replies, tool results, user "
+                                       "turns); an episode that runs out is truncated", 2048)
+    max_turns: Optional[int] = _help("user turns per episode (default: the benchmark's limits); reaching it "
+                                     "truncates the episode")
+    truncated_reward: float = _help("reward of a truncated episode", 0.0)
+    mask_truncated: bool = _help("no loss on episodes stopped by a budget or ending in a cut reply", False)
 
-    generation: str = "transformers"
-    vllm_server_url: Optional[str] = None
-    vllm_server_model: Optional[str] = None  # the served model name; None: the server's only model
-    concurrency: int = 16  # episodes in flight per rank
-    seed: int = 0
-    bf16: bool = False
-    save_steps: int = 50
-    save_total_limit: Optional[int] = 3
-    logging_steps: int = 1
-    samples_per_step: int = 4  # trajectories written to OUTPUT/samples/ per step
-    resume: bool = True  # continue from the newest checkpoint in output_dir when there is one
-    progress: bool = True
+    generation: str = _help("transformers, vllm_colocate or vllm_server", "transformers")
+    vllm_server_url: Optional[str] = _help("vLLM server base URL (= vllm_server_base_url)")
+    vllm_server_model: Optional[str] = _help("model name the vLLM server serves the policy under (default: its "
+                                             "only model)")
+    concurrency: int = _help("episodes in flight per rank", 16)
+    samples_per_step: int = _help("trajectories written to OUTPUT_DIR/samples per step", 4)
+    resume: bool = _help("continue from the newest checkpoint in output_dir (--no-resume: start a new run; "
+                         "refused when output_dir is not empty)", True)
+    progress: bool = _help("progress bar (--no-progress: none)", True)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
+    # TRL's fields with mua's defaults
+    output_dir: Optional[str] = _trl("output_dir", "runs/train")
+    num_generations: Optional[int] = _trl("num_generations", 4)
+    per_device_train_batch_size: int = _trl("per_device_train_batch_size", 8)
+    max_completion_length: Optional[int] = _trl("max_completion_length", 256)
+    max_steps: int = _trl("max_steps", 100)
+    seed: int = _trl("seed", 0)
+    bf16: Optional[bool] = _trl("bf16", False)
+    save_steps: float = _trl("save_steps", 50)
+    save_total_limit: Optional[int] = _trl("save_total_limit", 3)
+    logging_steps: float = _trl("logging_steps", 1)
+    disable_dropout: bool = _trl("disable_dropout", True)
 
-    def validate(self, test_splits: tuple[Optional[str], ...] = ("test",)) -> "TrainConfig":
-        """Checks that do not need the benchmark; ``test_splits`` are the splits reported as results."""
-        for f in fields(self):  # settings built in code get the same type checks as a config file's
-            setattr(self, f.name, _coerce(f.name, getattr(self, f.name)))
-        check_checkpoint_dir(self.policy)
-        if not self.benchmark:
-            raise ConfigError("name a benchmark (benchmark: tau2)")
-        if self.split in test_splits and not self.allow_test_split:
-            what = "all splits" if self.split is None else f"the {self.split!r} split"
-            raise ConfigError(f"refusing to train on {what}: those tasks are the ones evaluation reports, so "
-                              "training on them makes the reported score meaningless. Use the train split, or "
-                              "pass --allow-test-split if you really mean it")
-        if self.num_generations < 2:
+    def __post_init__(self):
+        for name in _CHECKED:  # settings built in code or read from YAML get the checks a flag gets
+            value = getattr(self, name)
+            if name in _MUA_FIELDS or value != _TRL_DEFAULTS.get(name, value):
+                setattr(self, name, _coerce(name, value))
+        if self.split == "":  # how a flag names no split: all tasks (--split "")
+            self.split = None
+        if self.batch_size is not None:
+            self.per_device_train_batch_size = self.batch_size
+        if self.max_turn_tokens is not None:
+            self.max_completion_length = self.max_turn_tokens
+        self._check_values()
+        if self.generation != "transformers":
+            self.use_vllm = True
+            self.vllm_mode = "colocate" if self.generation == "vllm_colocate" else "server"
+        if self.vllm_server_url:
+            self.vllm_server_base_url = self.vllm_server_url
+        if not self.progress:
+            self.disable_tqdm = True
+        import torch
+
+        if not torch.cuda.is_available():
+            self.use_cpu = True
+        try:
+            with warnings.catch_warnings():  # transformers' own deprecation notice about its own defaults
+                warnings.filterwarnings("ignore", message=".*gradient_checkpointing.* is deprecated")
+                super().__post_init__()
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"TRL refused the training settings: {exc}") from None
+        self.batch_size, self.max_turn_tokens = self.per_device_train_batch_size, self.max_completion_length
+
+    def _check_values(self) -> None:
+        if self.max_completion_length is None:
+            raise ConfigError("max_turn_tokens (max_completion_length) must be set")
+        if self.num_generations is None or self.num_generations < 2:
             raise ConfigError("num_generations must be at least 2 (GRPO compares episodes within a group)")
-        if self.batch_size < 1 or self.batch_size % self.num_generations:
-            raise ConfigError(f"batch_size ({self.batch_size}) must be a positive multiple of num_generations "
+        batch = self.per_device_train_batch_size
+        if batch < 1 or batch % self.num_generations:
+            raise ConfigError(f"batch_size ({batch}) must be a positive multiple of num_generations "
                               f"({self.num_generations})")
         at_least_one = ("max_turn_tokens", "max_completion_tokens", "max_steps", "concurrency", "limit", "max_turns",
-                        "gradient_accumulation_steps", "save_steps", "logging_steps", "save_total_limit")
+                        "gradient_accumulation_steps", "save_steps", "logging_steps", "save_total_limit",
+                        "max_completion_length")
         for name in at_least_one:
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
@@ -106,17 +162,108 @@ class TrainConfig:
             raise ConfigError("top_p must be in (0, 1]")
         if self.learning_rate <= 0 or self.beta < 0:
             raise ConfigError("learning_rate must be > 0 and beta >= 0")
+
+    @property
+    def out(self) -> Path:
+        """``output_dir`` as a path (it always has a value: mua's default is runs/train)."""
+        return Path(self.output_dir or "runs/train")
+
+    @property
+    def turn_tokens(self) -> int:
+        """Generated tokens per agent reply (``max_turn_tokens``, TRL's ``max_completion_length``)."""
+        return int(self.max_completion_length or 0)
+
+    def settings(self) -> dict:
+        """Every setting as JSON values (what train_config.json records)."""
+        return json.loads(json.dumps(self.to_dict(), default=str))
+
+    def validate(self) -> "TrainConfig":
+        """Checks that need the file system or the machine (the values were checked when the config was made)."""
+        check_checkpoint_dir(self.policy)
+        if not self.benchmark:
+            raise ConfigError("name a benchmark (benchmark: tau2)")
+        if self.generation != "transformers":
+            import torch
+
+            if not torch.cuda.is_available():
+                raise ConfigError(f"generation: {self.generation} needs vLLM on a CUDA GPU; use generation: "
+                                  "transformers")
         return self
 
     def validate_for(self, bench: Any) -> "TrainConfig":
-        """:meth:`validate` with the benchmark's reported splits, plus the checks that need the benchmark."""
-        reported = ("test", None) + ((bench.default_split,) if bench.default_split not in (None, "train") else ())
-        self.validate(reported)
+        """:meth:`validate` plus the checks that need the benchmark (split protocol, subsets, user model)."""
+        self.validate()
+        check_split(self, bench)
         for subset in self.subsets:
             if subset not in bench.subsets:
                 raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
         check_user_model(self, bench)
         return self
+
+
+_MUA_FIELDS = tuple(f.name for f in fields(TrainConfig) if f.name not in GRPOConfig.__dataclass_fields__)
+_TRL_DEFAULTS = {f.name: f.default for f in fields(GRPOConfig)}  # TRL's own defaults are TRL's business
+_SCALARS = (bool, int, float, str, Optional[bool], Optional[int], Optional[float], Optional[str])
+_CHECKED = _MUA_FIELDS + tuple(name for name, kind in get_type_hints(GRPOConfig).items()  # TRL's scalars
+                               if name in _TRL_DEFAULTS and kind in _SCALARS)
+
+
+def model_params(value: Union[dict, str, None]) -> dict:
+    """A user or judge model's parameters (checked to be a mapping when the config was made)."""
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def parse_config(argv: list[str]) -> TrainConfig:
+    """``mua train``'s arguments (``--config FILE`` and flags) as a :class:`TrainConfig`; bad keys, flags and
+    values are a ConfigError naming them."""
+    from trl import TrlParser
+
+    class Parser(TrlParser):
+        def error(self, message):  # argparse would print usage and exit; mua reports one line
+            raise ConfigError(message)
+
+    parser = Parser(TrainConfig, prog="mua train", description=DESCRIPTION, allow_abbrev=False)
+    try:
+        (cfg,) = parser.parse_args_and_config(list(argv))
+    except OSError as exc:
+        raise ConfigError(f"cannot read training config: {exc}") from None
+    except ValueError as exc:
+        text = str(exc)
+        if text.startswith("Unknown arguments from config file"):
+            raise ConfigError(f"unknown training setting in the config file: {text.split(':', 1)[1].strip()}; "
+                              "every key must be a field of mua's TrainConfig or TRL's GRPOConfig") from None
+        if text.startswith("Some specified arguments are not used"):
+            raise ConfigError(f"unknown flags: {text.split(':', 1)[1].strip()}") from None
+        raise ConfigError(text) from None
+    return cfg
+
+
+DESCRIPTION = (
+    "Trains POLICY with GRPO (TRL) on the train split: each task is played num_generations times by run_episode "
+    "with the user simulator in the loop, and the benchmark's reward drives the update. Settings come from "
+    "--config (YAML; keys as in training/configs/example.yaml: mua's and every TRL GRPOConfig field) and the "
+    "flags below, which override it. Re-running the same command resumes from the newest complete checkpoint "
+    "in --output-dir (with the same settings); Ctrl-C (or SIGTERM) stops at the next episode boundary, saves "
+    "the last finished step and exits. Score the result with `mua eval --agent-model OUTPUT_DIR`.")
+
+
+def check_split(cfg: TrainConfig, bench: Any) -> None:
+    """The split protocol: only the benchmark's own train splits pass. Any other split (including all tasks,
+    the default release, or a name the benchmark reads as one) holds the tasks evaluation reports, so it needs
+    a split file (the run trains on its "train" ids; report only its "held_out" ids) or allow_test_split."""
+    if cfg.split_file:
+        read_split_file(cfg.split_file)  # fails now, naming the file, rather than after the model loads
+        return
+    if cfg.split in bench.train_splits or cfg.allow_test_split:
+        return
+    what = "all tasks" if cfg.split in (None, "") else f"split {cfg.split!r}"
+    own = (f"its train split{'s' if len(bench.train_splits) > 1 else ''}: {', '.join(bench.train_splits)}"
+           if bench.train_splits else "it has no train split")
+    raise ConfigError(f"refusing to train on {bench.name} {what}: only a train split passes ({own}); other tasks "
+                      "are the ones evaluation reports, so training on them makes the reported score "
+                      "meaningless. Name your own division with split_file (--split-file: JSON/YAML with 'train' "
+                      "and 'held_out' task ids; report only the held-out ones), or pass --allow-test-split "
+                      "(recorded in train_config.json) if you really mean it")
 
 
 def check_user_model(cfg: TrainConfig, bench: Any) -> None:
@@ -154,10 +301,6 @@ def check_checkpoint_dir(policy: str) -> None:
                           "the tokenizer beside the weights (tokenizer.save_pretrained)")
 
 
-def _hints() -> dict[str, Any]:
-    return get_type_hints(TrainConfig)
-
-
 def _kind_name(kind: Any) -> str:
     if get_origin(kind) is list:
         return "a list of strings (or one comma-separated string)"
@@ -166,15 +309,16 @@ def _kind_name(kind: Any) -> str:
 
 
 def _coerce(name: str, value: Any) -> Any:
-    """``value`` checked against the type of setting ``name`` (ConfigError naming the key otherwise). Numeric
-    strings are accepted for numbers given as floats (PyYAML reads ``1e-6`` as a string), integer task ids as
-    their text; lists may be given as one comma-separated string (as flags give them)."""
-    hints = _hints()
-    if name not in hints:
-        raise ConfigError(f"unknown training setting {name!r}; known: {', '.join(sorted(hints))}")
-    kind, optional = hints[name], False
-    if get_origin(kind) is Union:
-        optional, kind = True, next(a for a in get_args(kind) if a is not type(None))
+    """``value`` checked against the type of mua setting ``name`` (ConfigError naming the key otherwise).
+    Numeric strings are accepted for numbers given as floats (PyYAML reads ``1e-6`` as a string), integer
+    task ids as their text; lists may be given as comma-separated strings (``--subsets a,b``); model
+    parameters as a mapping or its JSON text."""
+    kind = get_type_hints(TrainConfig)[name]
+    optional = False
+    if get_origin(kind) in (Union, types.UnionType):
+        args = [a for a in get_args(kind) if a is not type(None)]
+        optional = len(args) < len(get_args(kind))
+        kind = dict if dict in args else args[0]
     if value is None:
         if optional:
             return None
@@ -197,29 +341,19 @@ def _coerce(name: str, value: Any) -> Any:
         ok = isinstance(value, str)
     elif get_origin(kind) is list:
         if isinstance(value, str):
-            value = [v.strip() for v in value.split(",") if v.strip()]
+            value = [value]
         if name == "task_ids" and isinstance(value, list):  # ids written as YAML integers: 105 means "105"
             value = [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
         ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-    else:  # dict: model parameters
+        if ok:
+            value = [part.strip() for v in value for part in v.split(",") if part.strip()]
+    else:  # model parameters
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise bad from None
         ok = isinstance(value, dict) and all(isinstance(k, str) for k in value)
     if not ok:
         raise bad
     return value
-
-
-def load_config(path: Optional[str], overrides: dict[str, Any]) -> TrainConfig:
-    """The YAML file at ``path`` (if any) with ``overrides`` (None values ignored) applied on top."""
-    values: dict[str, Any] = {}
-    if path:
-        import yaml
-
-        try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"cannot read training config {path}: {exc}") from None
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"{path}: the training config must be a mapping of settings")
-        values.update(loaded)
-    values.update({k: v for k, v in overrides.items() if v is not None})
-    return TrainConfig(**{k: _coerce(k, v) for k, v in values.items()})

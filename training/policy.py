@@ -12,14 +12,15 @@ the episode truncated (the runner loop is not duplicated or bypassed).
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Callable, Optional
 
 from mua.harness.interfaces import Agent
 from mua.harness.models.chat_template import encode_prompt, render_prompt
-from mua.harness.models.local import GenerationRequest, assistant_reply, template_thinks
+from mua.harness.models.generation import GenerationRequest
 from mua.harness.models.parsers import ParsedCompletion
+from mua.harness.models.reply import assistant_reply, template_thinks
+from mua.harness.seeds import turn_seed
 from mua.harness.types import Message, ToolSpec, Usage
 
 from .backends import Backend
@@ -42,16 +43,10 @@ class Sampling:
     top_p: float = 1.0
 
 
-def mix_seed(*parts: object) -> int:
-    """A 31-bit seed from ``parts`` (their text joined by NUL), independent of Python's hash seed."""
-    digest = hashlib.sha256("\x00".join(str(p) for p in parts).encode()).digest()
-    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
-
-
 class StreamPolicy:
     """One episode's policy. ``seed`` makes every request's sample reproducible and distinct per turn."""
 
-    def __init__(self, backend: Backend, tokenizer, suffixer: TemplateSuffixer, stop_ids: set[int],
+    def __init__(self, backend: Optional[Backend], tokenizer, suffixer: TemplateSuffixer, stop_ids: set[int],
                  parse: Callable[[str], ParsedCompletion], budget: Budget, sampling: Sampling, seed: int,
                  max_context: Optional[int] = None):
         self.backend, self.tokenizer, self.suffixer = backend, tokenizer, suffixer
@@ -82,17 +77,26 @@ class StreamPolicy:
             text = render_prompt(self.tokenizer, messages, tools)
             self.stream = TokenStream(encode_prompt(self.tokenizer, text))
             return
-        if names != self._tools:
-            raise StreamError("the agent's tools changed mid-episode; a token stream cannot re-render its "
-                              "system prompt")
         if len(messages) <= self._seen or messages[self._seen - 1] != self._last_reply:
             raise StreamError("the conversation given to the policy does not extend its previous reply")
-        self.stream.add_context(self.suffixer.suffix_ids(messages[self._seen:], self._closed))
+        tools_turn = ""
+        if names != self._tools:  # tools added mid-episode: the template's tools turn comes first (masked)
+            system = [m for m in messages[:1] if m.role == "system"]
+            tools_turn, self._tools = self.suffixer.tools_turn(system, list(tools or [])), names
+        self.live_stream.add_context(self.suffixer.suffix_ids(messages[self._seen:], self._closed, tools_turn))
+
+    @property
+    def live_stream(self) -> TokenStream:
+        """The episode's stream, which exists once the policy has seen the conversation (``_advance``)."""
+        if self.stream is None:
+            raise StreamError("the policy has not seen the conversation yet")
+        return self.stream
 
     def _room(self) -> int:
-        room = min(self.budget.max_turn_tokens, self.budget.max_completion_tokens - len(self.stream.completion_ids))
+        stream = self.live_stream
+        room = min(self.budget.max_turn_tokens, self.budget.max_completion_tokens - len(stream.completion_ids))
         if self.max_context is not None:
-            room = min(room, self.max_context - len(self.stream.ids))
+            room = min(room, self.max_context - len(stream.ids))
         if room < 1:
             raise BudgetExhausted(f"completion budget of {self.budget.max_completion_tokens} tokens spent "
                                   f"after {self.turns} replies")
@@ -105,7 +109,7 @@ class StreamPolicy:
         template renders for a reply whose text ends in that token."""
         body = ids[:-1] if stopped else ids
         text = self.tokenizer.decode(body, skip_special_tokens=False, clean_up_tokenization_spaces=False)
-        prompt = self.stream.ids[:len(self.stream.ids) - len(ids)]
+        prompt = self.live_stream.ids[:len(self.live_stream.ids) - len(ids)]
         reply = assistant_reply(text, self.parse, split_thinking=self._thinks, prompt_ids=prompt,
                                 completion_ids=ids).message  # as `mua eval` reads a local model's completion
         self.turns += 1
@@ -116,11 +120,13 @@ class StreamPolicy:
 
     async def chat(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
                    seed: Optional[int] = None) -> tuple[Message, Usage]:
+        if self.backend is None:
+            raise StreamError("this policy only replays a teacher's messages: it has no backend to generate with")
         self._advance(messages, tools)
-        request = GenerationRequest(self.stream.ids, self._room(), self.sampling.temperature,
-                                    self.sampling.top_p, mix_seed(self.seed, self.turns))
+        request = GenerationRequest(self.live_stream.ids, self._room(), self.sampling.temperature,
+                                    self.sampling.top_p, turn_seed(self.seed, self.turns))
         result = await self.backend.generate(request)
-        self.stream.add_generated(list(result.token_ids), list(result.logprobs))
+        self.live_stream.add_generated(list(result.token_ids), list(result.logprobs))
         stopped = bool(result.token_ids) and result.token_ids[-1] in self.stop_ids
         reply = self._reply(list(result.token_ids), messages, stopped)
         return reply, Usage(requests=1, prompt_tokens=len(request.prompt_ids),
@@ -130,7 +136,7 @@ class StreamPolicy:
         """Teacher forcing: append the template's own ids for ``target`` as if generated (log-prob 0)."""
         self._advance(messages, tools)
         ids = self.suffixer.assistant_ids(target)
-        self.stream.add_generated(ids, [0.0] * len(ids))
+        self.live_stream.add_generated(ids, [0.0] * len(ids))
         return self._reply(ids, messages, stopped=True)
 
 

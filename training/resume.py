@@ -12,22 +12,30 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from mua.harness.build import TRAIN_CONFIG, TRAINED_TASKS
 from mua.harness.errors import ConfigError
 
-from .config import TrainConfig
+from .checkpoints import last_complete_checkpoint
+from .config import CONSTANT_SCHEDULES, TrainConfig
 
-CONFIG_FILE = "train_config.json"
+CONFIG_FILE = TRAIN_CONFIG
 METRICS_FILE = "metrics.jsonl"
-# Settings a resumed run may change: where and how it runs, how long, how often it saves and logs.
+# Settings a resumed run may change: where and how it runs, how often it saves and logs, where it reports.
+# (max_steps is checked on its own: see _check_max_steps.)
 MAY_CHANGE = frozenset({
     "output_dir", "data_dir", "max_steps", "resume", "progress", "save_steps", "save_total_limit",
     "logging_steps", "samples_per_step", "concurrency", "generation", "vllm_server_url", "vllm_server_model",
-    "user_base_url", "judge_base_url"})
+    "user_base_url", "judge_base_url", "report_to", "run_name", "project", "disable_tqdm", "use_cpu",
+    "local_rank", "resume_from_checkpoint", "num_completions_to_print", "use_vllm", "vllm_mode",
+    "skip_memory_metrics", "torch_empty_cache_steps", "ddp_timeout"})
+# ... and every TRL setting with one of these prefixes (logging, hub, dataloader workers, vLLM server address)
+MAY_CHANGE_PREFIXES = ("logging_", "log_", "hub_", "push_to_hub", "trackio_", "dataloader_", "save_",
+                       "vllm_server_", "vllm_gpu_memory", "vllm_enable_sleep")
 _SAMPLE = re.compile(r"step-(\d+)\.\d+\.jsonl")
 
 
 def _comparable(values: dict) -> dict:
-    out = {k: v for k, v in values.items() if k not in MAY_CHANGE}
+    out = {k: v for k, v in values.items() if k not in MAY_CHANGE and not k.startswith(MAY_CHANGE_PREFIXES)}
     if out.get("policy"):  # the same checkpoint named from another working directory is the same policy
         out["policy"] = str(Path(out["policy"]).resolve())
     return out
@@ -37,9 +45,7 @@ def checkpoint_to_resume(cfg: TrainConfig) -> Optional[str]:
     """Checks ``cfg.output_dir`` before anything is loaded; returns the checkpoint to resume from, if any.
     Refuses: a non-empty directory with --no-resume, a directory that is not a training run's, and a
     resume whose settings differ from the recorded run's in anything that matters."""
-    from transformers.trainer_utils import get_last_checkpoint
-
-    out = Path(cfg.output_dir)
+    out = cfg.out
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output_dir {out} is a file, not a directory")
     if not out.is_dir() or not any(out.iterdir()):
@@ -56,13 +62,30 @@ def checkpoint_to_resume(cfg: TrainConfig) -> Optional[str]:
         saved = json.loads(saved_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read {saved_path}: {exc}") from None
-    old, new = _comparable(saved), _comparable(cfg.to_dict())
+    old, new = _comparable(saved), _comparable(cfg.settings())
     differ = sorted(k for k in old.keys() & new.keys() if old[k] != new[k])
     if differ:
         changes = "; ".join(f"{k}: {old[k]!r} -> {new[k]!r}" for k in differ)
         raise ConfigError(f"output_dir {out} holds a run with other settings ({changes}); resuming would mix two "
                           "runs. Use the recorded settings to continue it, or another --output-dir for a new run")
-    return get_last_checkpoint(str(out))
+    _check_max_steps(saved, cfg)
+    return last_complete_checkpoint(out)
+
+
+def _check_max_steps(saved: dict, cfg: TrainConfig) -> None:
+    """A learning-rate schedule that depends on max_steps (linear, cosine, warm-up as a ratio) would be cut
+    in two by a resume with another max_steps; only a constant schedule may be extended."""
+    old = saved.get("max_steps")
+    if old is None or old == cfg.max_steps:
+        return
+    schedule = getattr(cfg.lr_scheduler_type, "value", cfg.lr_scheduler_type)
+    ratio_warmup = 0 < cfg.warmup_steps < 1
+    if schedule in CONSTANT_SCHEDULES and not ratio_warmup:
+        return
+    raise ConfigError(f"max_steps: {old} -> {cfg.max_steps} would change the learning-rate schedule of the run in "
+                      f"{cfg.output_dir} ({schedule} over max_steps{', warm-up as a ratio' if ratio_warmup else ''})"
+                      f", mixing two schedules. Keep max_steps {old}, or train with lr_scheduler_type: constant "
+                      "(or constant_with_warmup with warmup_steps >= 1) to be able to extend a run")
 
 
 def checkpoint_step(checkpoint: Optional[str]) -> int:
@@ -96,7 +119,13 @@ def _row_step(row: str) -> Optional[int]:
         return None  # a row cut short by a crash: dropped
 
 
-def record_config(cfg: TrainConfig) -> None:
-    out = Path(cfg.output_dir)
+def record_config(cfg: TrainConfig, task_keys: Optional[list[str]] = None) -> None:
+    """Write the run's settings (with the split protocol it followed: split, split_file, allow_test_split) and
+    the keys of the tasks it trains on. The file sits beside the final model, so an evaluation of that model
+    records where its training tasks came from."""
+    out = cfg.out
     out.mkdir(parents=True, exist_ok=True)
-    (out / CONFIG_FILE).write_text(json.dumps(cfg.to_dict(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    values = cfg.settings()
+    if task_keys is not None:
+        values[TRAINED_TASKS] = task_keys
+    (out / CONFIG_FILE).write_text(json.dumps(values, indent=2, sort_keys=True) + "\n", encoding="utf-8")

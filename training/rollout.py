@@ -19,17 +19,27 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from mua.harness.agents import ModelAgent
-from mua.harness.errors import ModelError
+from mua.harness.errors import ModelError, MuaError
 from mua.harness.interfaces import Benchmark, ChatModel, Limits, User
 from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, run_episode
+from mua.harness.seeds import derive_seed
+from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
 
-from .policy import BudgetExhausted, StreamPolicy, mix_seed
 from mua.harness.models.stream import TokenStream
+
+from .policy import BudgetExhausted, StreamPolicy
 
 log = logging.getLogger(__name__)
 BUDGET_EXHAUSTED = "budget_exhausted"  # termination of an episode stopped by the policy's token budget
 RUNNER_LIMITS = (MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS)  # terminations by a runner budget: truncated episodes
+
+
+POLL_S = 0.2  # how often a rollout checks for a stop request
+
+
+class NoPolicyTokens(MuaError):
+    """A whole training step (all ranks) in which the policy generated nothing: TRL would train on filler."""
 
 
 def task_key(task: Task) -> str:
@@ -50,6 +60,10 @@ class EpisodeOutcome:
     clipped_turns: int = 0
     truncated: bool = False  # stopped by a budget: the token budget or a runner limit (max_steps/turns/errors)
     incomplete: bool = False  # the score skipped some of its components
+    # the benchmark's verdict (the one pass test); never a pass when truncated; None when unknown (a failed
+    # episode, or an incomplete score that gives no reward)
+    passed: Optional[bool] = None
+    policy_tokens: int = 0  # tokens the policy generated (trained or, with mask_truncated, masked out)
     error: Optional[str] = None
     messages: list[dict] = field(default_factory=list)
 
@@ -88,7 +102,7 @@ class EpisodePlayer:
         if turns is None:
             return None
         if key not in self._limits:
-            own = self.benchmark.start(self.task(key)).limits
+            own = self.benchmark.limits(self.task(key))
             if own.max_user_turns is not None:
                 turns = min(turns, own.max_user_turns)
             self._limits[key] = replace(own, max_user_turns=turns)
@@ -97,8 +111,9 @@ class EpisodePlayer:
     async def aclose(self) -> None:
         """Close the user and judge model clients (HTTP sessions) in the loop that used them."""
         for model in (getattr(self.make_user, "model", None), self.judge):
-            if hasattr(model, "aclose"):
-                await model.aclose()
+            close = getattr(model, "aclose", None)
+            if close is not None:
+                await close()
 
     def task(self, key: str) -> Task:
         if key not in self.tasks:
@@ -114,6 +129,7 @@ class EpisodePlayer:
                                        judge=self.judge, limits=self.limits(key))
         except BudgetExhausted as exc:
             out = self._outcome(key, policy, self.settings.truncated_reward, BUDGET_EXHAUSTED, truncated=True)
+            out.passed = False
             out.turns, out.messages = _user_turns(policy.last_view), [m.to_dict() for m in policy.last_view]
             out.error = None if policy.stream is not None else str(exc)
             return out
@@ -124,11 +140,18 @@ class EpisodePlayer:
             return out
         score = result.score
         incomplete = score is not None and any(v is None for v in score.components.values())
+        # An unknown reward (a skipped check could still change it) gives no reward under "drop"; "keep" uses
+        # the reward over the computed components. A reward already decided (a computed check failed) stays.
         reward = score.reward if score is not None else None
-        if incomplete and self.settings.incomplete_scores == "drop":
-            reward = None
-        out = self._outcome(key, policy, reward, result.termination, truncated=result.termination in RUNNER_LIMITS)
+        if score is not None and reward is None and self.settings.incomplete_scores == "keep":
+            reward = score.partial_reward
+        truncated = result.termination in RUNNER_LIMITS
+        out = self._outcome(key, policy, reward, result.termination, truncated=truncated)
         out.incomplete = incomplete
+        if truncated:
+            out.passed = False
+        elif score is not None and (score.reward is not None or self.settings.incomplete_scores == "keep"):
+            out.passed = is_success(score.reward if score.reward is not None else score.partial_reward)
         out.turns, out.messages = result.turns, [m.to_dict() for m in result.messages]
         return out
 
@@ -138,18 +161,23 @@ class EpisodePlayer:
         if not stream.completion_ids:  # the policy never generated: nothing to learn from
             stream.add_context([self.filler_id])
             reward = None
+        generated = stream.generated_tokens
         if self.settings.mask_truncated and (truncated or policy.last_reply_cut):
             stream.env_mask = [0] * len(stream.env_mask)
         return EpisodeOutcome(key, stream.prompt_ids, stream.completion_ids, stream.env_mask, stream.logprobs,
                               reward, termination, agent_turns=policy.turns, clipped_turns=policy.clipped_turns,
-                              truncated=truncated)
+                              truncated=truncated, policy_tokens=generated)
 
-    async def play_all(self, jobs: list[tuple[str, int, int]]) -> list[EpisodeOutcome]:
+    async def play_all(self, jobs: list[tuple[str, int, int]],
+                       on_done: Optional[Callable[[], None]] = None) -> list[EpisodeOutcome]:
         slots = asyncio.Semaphore(self.settings.concurrency)
 
         async def one(job):
             async with slots:
-                return await self.play(*job)
+                outcome = await self.play(*job)
+            if on_done is not None:
+                on_done()
+            return outcome
 
         return list(await asyncio.gather(*(one(job) for job in jobs)))
 
@@ -169,7 +197,7 @@ def to_trl(outcomes: list[EpisodeOutcome]) -> dict[str, list]:
         "episode_reward": [o.reward for o in outcomes],
         "episode_stats": [{"turns": o.turns, "agent_turns": o.agent_turns, "clipped_turns": o.clipped_turns,
                            "generated_tokens": o.generated_tokens, "truncated": o.truncated,
-                           "incomplete": o.incomplete,
+                           "incomplete": o.incomplete, "passed": o.passed, "policy_tokens": o.policy_tokens,
                            "termination": o.termination, "error": o.error} for o in outcomes],
     }
 
@@ -179,9 +207,10 @@ def episode_reward(prompts, completions, episode_reward=None, episode_stats=None
     the episode metrics of the batch."""
     if log_metric is not None and episode_stats:
         n = len(episode_stats)
-        ok = [r for r in episode_reward if r is not None]
+        verdicts = [s["passed"] for s in episode_stats if s.get("passed") is not None]
         turns = sum(s["agent_turns"] for s in episode_stats)
-        log_metric("episode/pass_rate", sum(r >= 1.0 - 1e-6 for r in ok) / max(len(ok), 1))
+        log_metric("episode/pass_rate", sum(verdicts) / max(len(verdicts), 1))
+        log_metric("episode/no_policy_tokens", sum(not s.get("policy_tokens") for s in episode_stats) / n)
         log_metric("episode/turns", sum(s["turns"] for s in episode_stats) / n)
         log_metric("episode/generated_tokens", sum(s["generated_tokens"] for s in episode_stats) / n)
         log_metric("episode/clip_ratio", sum(s["clipped_turns"] for s in episode_stats) / max(turns, 1))
@@ -212,10 +241,12 @@ class RolloutFunc:
     Every rollout runs in one event loop kept for the whole run, so the user and judge clients keep one HTTP
     session each; :meth:`close` closes them in that loop (call it when training ends, however it ends)."""
 
-    def __init__(self, player: EpisodePlayer, backend_for: Callable[[Any], Any], samples_per_step: int = 4):
+    def __init__(self, player: EpisodePlayer, backend_for: Callable[[Any], Any], samples_per_step: int = 4,
+                 progress: bool = True):
         self.player, self.backend_for = player, backend_for
-        self.samples_per_step = samples_per_step
-        self.backend = None
+        self.samples_per_step, self.progress = samples_per_step, progress
+        self.interrupt: Any = None  # a SaveOnInterrupt: its ``requested`` abandons the rollout in progress
+        self.backend: Any = None  # built on the first rollout
         self._round: tuple[int, int] = (-1, 0)  # (global step, rollouts made at that step)
         self._loop: Optional[asyncio.AbstractEventLoop] = None
         self.last: list[EpisodeOutcome] = []
@@ -252,20 +283,48 @@ class RolloutFunc:
             self._loop = None
             loop.close()
 
+    async def _play(self, jobs: list[tuple[str, int, int]], label: str,
+                    show: bool) -> Optional[list[EpisodeOutcome]]:
+        """The rollout's episodes, with a progress bar; None when a stop was requested (checked every
+        POLL_S: the episodes in flight are cancelled)."""
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(jobs), desc=f"rollout {label}", unit="ep", leave=False, disable=not show,
+                   dynamic_ncols=True)
+        play = asyncio.ensure_future(self.player.play_all(jobs, on_done=lambda: bar.update(1)))
+        try:
+            while not play.done():
+                if self.interrupt is not None and self.interrupt.requested:
+                    play.cancel()
+                    await asyncio.gather(play, return_exceptions=True)
+                    return None
+                await asyncio.wait({play}, timeout=POLL_S)
+            return play.result()
+        finally:
+            bar.close()
+
     def __call__(self, prompts: list[str], trainer) -> dict[str, list]:
-        from .stopping import any_rank
+        from .stopping import RolloutInterrupted, any_ranks
 
         if self.backend is None:
             self.backend = self.backend_for(trainer)
         step = trainer.state.global_step
         round_id = self._next_round(step)
         rank, seed = trainer.accelerator.process_index, self.player.settings.seed
-        jobs = [(key, mix_seed(seed, "policy", key, round_id, rank, i), mix_seed(seed, "user", key, round_id))
+        jobs = [(key, derive_seed(seed, "policy", key, round_id, rank, i), derive_seed(seed, "user", key, round_id))
                 for i, key in enumerate(prompts)]
+        show = self.progress and trainer.accelerator.is_main_process
         with self.backend.session():
-            outcomes = self._run(self.player.play_all(jobs))
-        failed = all(o.error is not None for o in outcomes)
-        if any_rank(failed, getattr(trainer.accelerator, "device", None)):  # every rank stops together
+            played = self._run(self._play(jobs, f"step {step + 1}", show))
+        outcomes = played or []
+        failed = played is not None and all(o.error is not None for o in outcomes)
+        has_tokens = any(o.policy_tokens for o in outcomes)
+        # every rank stops together: one collective, whatever happened on each rank
+        stopped, any_failed, any_tokens = any_ranks([played is None, failed, has_tokens],
+                                                    getattr(trainer.accelerator, "device", None))
+        if stopped:
+            raise RolloutInterrupted(f"stopped during the rollout of step {step + 1}")
+        if any_failed:
             first = next((o.error for o in outcomes if o.error), "failed on another rank")
             raise ModelError(f"every episode of training step {step + 1} failed (first error: {first}). Check "
                              "that the user, judge and generation endpoints are up; the run is kept up to its "
@@ -274,4 +333,10 @@ class RolloutFunc:
         if trainer.accelerator.is_main_process and self.samples_per_step:
             write_samples(Path(trainer.args.output_dir) / "samples" / f"step-{round_id}.jsonl", outcomes,
                           self.samples_per_step)
+        if not any_tokens:
+            why = next((o.error or o.termination for o in outcomes if o.error or o.termination), "unknown")
+            raise NoPolicyTokens(f"no episode of training step {step + 1} produced a policy token on any rank (first "
+                                 f"reason: {why}), so there is nothing to train on; see the step's episodes in "
+                                 f"{Path(trainer.args.output_dir) / 'samples'}. The run is kept up to its last "
+                                 "checkpoint")
         return to_trl(outcomes)

@@ -14,18 +14,20 @@ verdict for the same messages. Termination does not affect the verdict, as upstr
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
-from mua.harness.types import Message, Score, Task, ToolCall
+from mua.harness.metrics import Metric, MetricsDeclaration, SplitSize
+from mua.harness.protocol import RoleProtocol, RunProtocol
+from mua.harness.types import Message, Score, Task, ToolCall, task_context
 
 from . import data
+from .data import AceContext
 from .calls import parse_calls
 from .environment import AceEnvironment, AceExecutor, executable
-from .scoring import check_end_state, process_score, render_tool_message, summarize_components
+from .scoring import check_end_state, process_score, render_tool_message
 from .user import MAX_DIALOG_TURNS, AceSimulatedUser, GoldMultiTurnUser, MultiStepUser
 
 
@@ -33,16 +35,44 @@ class AceBenchmark(Benchmark):
     name = "acebench"
     subsets = tuple(data.SUBSETS)
     default_split = None
+    # ACEBench's agent end-state and process accuracy per subset, and overall as the unweighted mean of the
+    # subsets (as ACEBench averages multi_turn and multi_step); its summary rounds the means to 3 decimals.
+    metrics = MetricsDeclaration(
+        benchmark=name, subsets=subsets, position=2,
+        metrics=(Metric("end_state", "acebench/{subset} end_state", overall="acebench agent end_state",
+                        summary="end_state_accuracy", digits=3),
+                 Metric("process", "acebench/{subset} process", overall="acebench agent process",
+                        summary="process_accuracy", digits=3)),
+        full_splits=(SplitSize(None, {"agent_multi_turn_en": 30, "agent_multi_step_en": 20,
+                                      "agent_multi_turn_zh": 30, "agent_multi_step_zh": 20}),),
+        headline=("acebench agent end_state", "acebench agent process"),
+        detail=tuple(f"acebench/{s} {c}" for s in subsets for c in ("end_state", "process")))
 
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+    # What ACEBench's API-model path sends (ACEBench e6db74b: model_inference/apimodel_inference.py builds
+    # APIAgent_turn/APIAgent_step and APIUSER without sampling arguments, so the constructor defaults of
+    # model_inference/multi_turn/APIModel_agent.py, APIModel_user.py and multi_step/APIModel_agent.py apply:
+    # temperature 0.001, top_p 1, max_tokens 1000, no seed; generate.py's --temperature 0.7 reaches only the
+    # single-turn path). User model: generate.py --user-model gpt-4o; --max-dialog-turns 40 (user.py).
+    protocol = RunProtocol(
+        source="ACEBench e6db74b (generate.py, model_inference/apimodel_inference.py, multi_turn/APIModel_agent.py,"
+               " multi_turn/APIModel_user.py)",
+        agent=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000}, seed=False),
+        user=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000}, seed=False, model="gpt-4o"),
+        limits={"max_messages": MAX_DIALOG_TURNS + 1},
+        data=("acebench/",))
+
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if split is not None:
             raise ConfigError(f"acebench has no splits (got split {split!r}); run it without --split")
-        return data.load_tasks(Path(data_dir), subset)
+        return data.load_tasks(self.data_dir, subset)
 
     def start(self, task: Task) -> EpisodeSpec:
-        world = task.raw["world"]
-        return EpisodeSpec(env=AceEnvironment(world), system_prompt=task.raw["prompts"]["system"],
-                           limits=Limits(max_messages=MAX_DIALOG_TURNS + 1))
+        context = task_context(task, AceContext)
+        return EpisodeSpec(env=AceEnvironment(context.world), system_prompt=context.prompts["system"],
+                           limits=self.limits(task))
+
+    def limits(self, task: Task) -> Limits:
+        return Limits(**self.declared_protocol().limits)
 
     def gold_agent(self, task: Task) -> Agent:
         """Replays the first milestone list (one assistant message per milestone), then ends the dialogue."""
@@ -57,7 +87,7 @@ class AceBenchmark(Benchmark):
         return ScriptedAgent([script], fallback=data.FINISH)
 
     def gold_user(self, task: Task) -> User:
-        if task.raw["world"].category == "multi_step":
+        if task_context(task, AceContext).world.category == "multi_step":
             return MultiStepUser(task.scenario)
         return GoldMultiTurnUser(task.scenario)
 
@@ -65,21 +95,21 @@ class AceBenchmark(Benchmark):
         return "multi_turn" in subset  # multi_step has no user after the opening request
 
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
-        if task.raw["world"].category == "multi_step":
+        if task_context(task, AceContext).world.category == "multi_step":
             return MultiStepUser(task.scenario)
-        prompts = task.raw["prompts"]
+        prompts = task_context(task, AceContext).prompts
         return AceSimulatedUser(model, prompts["user_system"], prompts["user_greeting"], seed=seed)
 
-    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        executor = AceExecutor(task.raw["world"])
+    async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                    termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        executor = AceExecutor(task_context(task, AceContext).world)
         process: list[str] = []
         for m in messages:
             if m.role == "assistant" and m.tool_calls:
                 executor.run_message(m.tool_calls)
                 # an unexecutable message is a text to upstream: multi_turn routes it to the user (not part of
                 # the process), multi_step hands it to the executor (part of the process)
-                if executable(m.tool_calls) or task.raw["world"].category == "multi_step":
+                if executable(m.tool_calls) or task_context(task, AceContext).world.category == "multi_step":
                     process.append(render_tool_message(m))
         saved = executor.saved_state()
         verdict = check_end_state(saved, task.evaluation["ground_truth"])
@@ -88,18 +118,6 @@ class AceBenchmark(Benchmark):
                      components={"end_state": 1.0 if verdict.valid else 0.0, "process": proc},
                      info={"end_state_errors": verdict.errors, "error_type": verdict.error_type,
                            "process_calls": process})
-
-    def summarize(self, episodes: list[dict]) -> dict:
-        """end_state_accuracy and process_accuracy as upstream reports them (means, 3 decimals); with several
-        subsets, also per subset (category and language)."""
-        rows = [e for e in episodes if e.get("error") is None and e.get("components")]
-        summary: dict = summarize_components(rows)
-        subsets = sorted({e.get("subset") for e in rows}, key=lambda s: self.subsets.index(s)
-                         if s in self.subsets else len(self.subsets))
-        if len(subsets) > 1:
-            summary["by_subset"] = {s: summarize_components([e for e in rows if e.get("subset") == s])
-                                    for s in subsets}
-        return summary
 
 
 def _json(args: dict) -> str:

@@ -132,7 +132,7 @@ def _json_schema(node: Any) -> Any:
         return [_json_schema(v) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "type" and isinstance(value, str):
             mapped = _TYPE_NAMES.get(value, value)
@@ -200,8 +200,16 @@ def load_tasks(data_dir: Path, subset: str) -> list[Task]:
         tasks.append(Task(id=rec["id"], benchmark=BENCHMARK, subset=subset, scenario=rec["question"],
                           initial_state=world.initial_config,
                           evaluation={"ground_truth": answer["ground_truth"], "mile_stone": answer["mile_stone"]},
-                          raw={"world": world, "prompts": _prompts(consts, lang, category, rec)}))
+                          raw=rec, context=AceContext(world, _prompts(consts, lang, category, rec))))
     return tasks
+
+
+@dataclass(frozen=True)
+class AceContext:
+    """What an ACEBench episode needs beyond the Task fields: the world to build and the prompts."""
+
+    world: World
+    prompts: dict[str, str]  # "system", and for multi_turn the user simulator's "user_system", "user_greeting"
 
 
 def _prompts(consts: dict, lang: str, category: str, rec: dict) -> dict[str, str]:

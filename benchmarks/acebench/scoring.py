@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from mua.harness.types import Message
 
@@ -34,7 +34,7 @@ def check_end_state(saved: list[dict], expected: Any) -> EndStateVerdict:
     if len(expected_list) != len(saved):
         return EndStateVerdict(False, [], "wrong number of class")
     verdict = EndStateVerdict(True)
-    last = {"valid": True, "errors": [], "error_type": ""}
+    last: dict[str, Any] = {"valid": True, "errors": [], "error_type": ""}
     for exp in expected_list:
         match = next((s for s in saved if set(s.keys()) == set(exp.keys())), None)
         if match:
@@ -47,7 +47,7 @@ def check_end_state(saved: list[dict], expected: Any) -> EndStateVerdict:
 
 
 def _check_class(saved: dict, expected: dict) -> dict:
-    result = {"valid": True, "errors": [], "error_type": "class attributes wrong"}
+    result: dict[str, Any] = {"valid": True, "errors": [], "error_type": "class attributes wrong"}
     name = next(iter(expected))
     want = next(iter(expected.values()))
     have = next(iter(saved.values()))
@@ -104,16 +104,6 @@ def render_tool_message(message: Message) -> str:
         except ValueError:  # malformed arguments: keep them as written; they can never match a milestone
             parts.append(f"{call.name}({call.arguments})")
     return "[" + ", ".join(parts) + "]"
-
-
-def summarize_components(rows: list[dict]) -> dict[str, Optional[float]]:
-    """Official-style summary of episode rows: means of end_state and process, rounded to 3 decimals."""
-    ends = [r["components"].get("end_state") for r in rows if r.get("components")]
-    procs = [r["components"].get("process") for r in rows if r.get("components")]
-    ends = [v for v in ends if v is not None]
-    procs = [v for v in procs if v is not None]
-    return {"end_state_accuracy": round(sum(ends) / len(ends), 3) if ends else None,
-            "process_accuracy": round(sum(procs) / len(procs), 3) if procs else None}
 
 
 def canonical(value: Any) -> str:

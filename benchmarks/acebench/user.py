@@ -72,7 +72,7 @@ class AceSimulatedUser(SimulatedUser):
     async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
         if agent_finished(messages):
             return None
-        reply, usage = await self.model.chat(self.simulator_view(messages), None, seed=self.seed)
+        reply, usage = await self.model.chat(self.simulator_view(messages), None, seed=self.next_seed())
         self.usage.add(usage)
         message = Message(role="user", content=reply.content)
         if FINISH in message.text and dialogue_length(messages) - 1 > 1:

@@ -12,6 +12,8 @@ from typing import Iterable, Optional
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, ReplayItem, User
+from mua.harness.metrics import SUCCESS, Metric, MetricsDeclaration, SplitSize
+from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task
 from mua.harness.users import ScriptedUser
 
@@ -33,60 +35,65 @@ class BfclBenchmark(Benchmark):
     name = data.BENCHMARK
     subsets = data.SUBSETS
     default_split = None
+    # BFCL's multi-turn accuracy per category, and "multi turn overall": the unweighted mean of the categories.
+    metrics = MetricsDeclaration(
+        benchmark=name, subsets=subsets, position=1,
+        metrics=(Metric(SUCCESS, "bfcl_v3/{subset}", overall="bfcl_v3 overall", combine="macro",
+                        summary="accuracy"),),
+        full_splits=(SplitSize(None, {s: 200 for s in subsets}), SplitSize("v4", {s: 200 for s in subsets})),
+        subset_labels={s: s.removeprefix("multi_turn_") for s in subsets},
+        headline=("bfcl_v3 overall",) + tuple(f"bfcl_v3/{s.removeprefix('multi_turn_')}" for s in subsets))
 
-    def __init__(self) -> None:
-        # (task id, release split) -> data dir it was loaded from; v3 and v4 share task ids
-        self._data_dirs: dict[tuple[str, Optional[str]], Path] = {}
+    # What `bfcl generate` sends to an OpenAI-compatible FC model by default (gorilla cd9429c, the tree of
+    # bfcl-eval 2025.8.6.2: bfcl_eval/__main__.py --temperature 0.001; model_handler/api_inference/
+    # openai_completion.py _query_FC sends model, messages, temperature, store=False and tools, with no
+    # tool_choice and no seed). Step limit: constants/default_prompts.py MAXIMUM_STEP_LIMIT 20, checked with
+    # ">" (see above: 21 model steps per turn). The user is the task's scripted turns; there is no judge.
+    protocol = RunProtocol(
+        source="gorilla bfcl_eval 2025.8.6.2 (cd9429c: __main__.py, model_handler/api_inference/"
+               "openai_completion.py, constants/default_prompts.py)",
+        agent=RoleProtocol({"temperature": 0.001, "store": False, "tool_choice": None}, seed=False),
+        limits={"max_agent_steps_per_turn": 21},
+        data=("bfcl_v3/", "bfcl_v4_multi_turn/"))
 
-    def _dir(self, task: Task) -> Path:
-        key = (task.id, task.split)
-        if key not in self._data_dirs:
-            raise ConfigError(f"bfcl_v3: task {task.id} was not loaded through this benchmark (no data dir)")
-        return self._data_dirs[key]
-
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if split in (None, "", "base", "v3"):
             version = data.V3
         elif split == "v4":
             version = data.V4
         else:
             raise ConfigError(f"bfcl_v3 has no split {split!r}; its data releases are v3 (default) and v4")
-        return self.load_release(Path(data_dir), subset, version)
+        return self.load_release(subset, version)
 
     def split_for_variant(self, variant: Optional[str]) -> Optional[str]:
         return "v4" if variant == "v4" else None  # a `mua score` line with "variant": "v4" uses the v4 data
 
-    def load_release(self, data_dir: Path, subset: str, version: data.DataVersion) -> list[Task]:
-        tasks = data.load_tasks(Path(data_dir), subset, version)
-        for t in tasks:
-            self._data_dirs[(t.id, t.split)] = Path(data_dir)
+    def load_release(self, subset: str, version: data.DataVersion) -> list[Task]:
+        """The tasks of ``subset`` in one data release (a task's ``split`` names its release)."""
+        tasks = data.load_tasks(self.data_dir, subset, version)
+        # the files every episode reads (cached): a missing or bad one fails here, before any episode
+        data.protocol(self.data_dir), data.func_docs(self.data_dir, version), data.extensions(self.data_dir)
         return tasks
 
     def start(self, task: Task) -> EpisodeSpec:
-        data_dir = self._dir(task)
-        step_limit = int(data.protocol(data_dir)["MAXIMUM_STEP_LIMIT"])
-        return EpisodeSpec(env=BfclEnvironment(task, data_dir), system_prompt="",
-                           limits=Limits(max_agent_steps_per_turn=step_limit + 1))
+        return EpisodeSpec(env=BfclEnvironment(task, self.data_dir), system_prompt="", limits=self.limits(task))
+
+    def limits(self, task: Task) -> Limits:
+        return Limits(**self.declared_protocol().limits)
 
     def gold_agent(self, task: Task) -> Agent:
         return ScriptedAgent(gold_script(task))
 
     def gold_user(self, task: Task) -> User:
-        return ScriptedUser(user_turns(task, self._dir(task)))
+        return ScriptedUser(user_turns(task, self.data_dir))
 
     def needs_user_model(self, subset: str) -> bool:
         return False  # BFCL's user is always the scripted question turns
 
-    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        return score_messages(task, messages, self._dir(task), termination)
+    async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                    termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+        return score_messages(task, messages, self.data_dir, termination)
 
-    def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
+    def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
         """A BFCL result file, scored against the data release that produced it (see official.py)."""
-        return read_result_file(self, Path(path), Path(data_dir))
-
-    def summarize(self, episodes: list[dict]) -> dict:
-        """``accuracy``: fraction of (non-error) episodes that pass; with one trial, the fraction of tasks."""
-        scored = [e for e in episodes if e.get("error") is None and e.get("reward") is not None]
-        passed = sum(1 for e in scored if e["reward"] >= 1.0 - 1e-6)
-        return {"accuracy": passed / len(scored) if scored else 0.0, "passed": passed, "scored": len(scored)}
+        return read_result_file(self.load_release, Path(path), self.data_dir)

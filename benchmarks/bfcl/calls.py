@@ -48,18 +48,18 @@ def _call(node: ast.AST) -> ParsedCall:
     return ParsedCall(name, args, kwargs)
 
 
-def _parse(text: str, mode: str) -> ast.AST:
+def _parse(text: str) -> ast.expr:
     if not isinstance(text, str) or len(text) > MAX_SOURCE_CHARS:
         raise CallSyntaxError("not a string of reasonable size")
     try:
-        return ast.parse(text, mode=mode).body
+        return ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
         raise CallSyntaxError(f"not valid Python: {e}") from None
 
 
 def parse_call(text: str) -> ParsedCall:
     """One call string, as in the possible_answer files."""
-    return _call(_parse(text.strip(), "eval"))
+    return _call(_parse(text.strip()))
 
 
 def parse_call_list(text: str) -> list[ParsedCall]:
@@ -71,7 +71,7 @@ def parse_call_list(text: str) -> list[ParsedCall]:
             body = "[" + body
         if not body.endswith("]"):
             body = body + "]"
-    node = _parse(body, "eval")
+    node = _parse(body)
     if not isinstance(node, (ast.List, ast.Tuple)):
         raise CallSyntaxError("not a list of calls")
     return [_call(elt) for elt in node.elts]

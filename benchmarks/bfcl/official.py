@@ -20,7 +20,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from mua.harness.interfaces import ReplayItem
 from mua.harness.types import Message, Task, ToolCall
@@ -30,19 +30,20 @@ from .calls import CallSyntaxError, parse_call_list
 from .episode import _owner, user_turns
 from .scoring import INFERENCE_ERROR
 
-if TYPE_CHECKING:
-    from .benchmark import BfclBenchmark
-
 _NAME = re.compile(r"BFCL_(v\d+)_(multi_turn_[a-z_]+?)_result\.json$")
 _PROMPT_KEYS = ("question", "initial_config", "involved_classes")  # missed_function is rewritten in prompts
 NOT_RECORDED = "(result not recorded in the official file)"
+
+# The tasks of one subset in one data release, loaded the way the benchmark loads them (so their data dir is
+# known to it): the only thing this reader needs from the benchmark.
+LoadRelease = Callable[[str, data.DataVersion], list[Task]]
 
 
 def _fc_step(step: Any, prefix: str) -> Optional[list[ToolCall]]:
     items = [step] if isinstance(step, dict) else step
     if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
         return None
-    calls = []
+    calls: list[ToolCall] = []
     for item in items:
         for name, args in item.items():
             text = args if isinstance(args, str) else json.dumps(args)
@@ -55,7 +56,7 @@ def _text_step(task: Task, text: str, prefix: str) -> Optional[list[ToolCall]]:
         parsed = parse_call_list(text)
     except CallSyntaxError:
         return None
-    calls = []
+    calls: list[ToolCall] = []
     for p in parsed:
         kwargs = dict(p.kwargs)
         if p.args:
@@ -127,23 +128,23 @@ def _matches(tasks: dict[str, Task], prompts: dict[str, dict]) -> bool:
                for pid, prompt in prompts.items())
 
 
-def choose_release(bench: "BfclBenchmark", named: str, subset: str, data_dir: Path,
+def choose_release(load_release: LoadRelease, named: str, subset: str,
                    scores: Optional[ScoreFile]) -> tuple[data.DataVersion, dict[str, Task]]:
     """The release whose records the score file's prompts show (the named one first), else the named one."""
     first = data.VERSIONS.get(named, data.V4)  # a newer name than v4: the newest release we have
     prompts = scores.prompts if scores else {}
-    first_tasks = {t.id: t for t in bench.load_release(data_dir, subset, first)}
+    first_tasks = {t.id: t for t in load_release(subset, first)}
     if not prompts or _matches(first_tasks, prompts):
         return first, first_tasks
     for other in data.VERSIONS.values():
         if other != first:
-            tasks = {t.id: t for t in bench.load_release(data_dir, subset, other)}
+            tasks = {t.id: t for t in load_release(subset, other)}
             if _matches(tasks, prompts):
                 return other, tasks
     return first, first_tasks
 
 
-def read_result_file(bench: "BfclBenchmark", path: Path, data_dir: Path,
+def read_result_file(load_release: LoadRelease, path: Path, data_dir: Path,
                      version: Optional[data.DataVersion] = None) -> Optional[Iterator[ReplayItem]]:
     """Items of one result file; ``version`` forces a data release instead of choosing it (see the top)."""
     match = _NAME.search(path.name)
@@ -152,9 +153,9 @@ def read_result_file(bench: "BfclBenchmark", path: Path, data_dir: Path,
     subset = match.group(2)
     scores = read_score_file(path.with_name(path.name[: -len("_result.json")] + "_score.json"))
     if version is None:
-        version, tasks = choose_release(bench, match.group(1), subset, data_dir, scores)
+        version, tasks = choose_release(load_release, match.group(1), subset, scores)
     else:
-        tasks = {t.id: t for t in bench.load_release(data_dir, subset, version)}
+        tasks = {t.id: t for t in load_release(subset, version)}
     failures = None if scores is None else scores.failures
     variant = version.name
 

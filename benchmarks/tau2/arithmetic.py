@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import ast
 import operator
+from typing import Any, Callable
 
 ALLOWED_CHARS = set("0123456789+-*/(). ")
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
            ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow}
-_UNARY = {ast.UAdd: operator.pos, ast.USub: operator.neg}
+_UNARY: dict[type, Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 _MAX_EXPONENT = 10_000  # upstream would compute e.g. 9**9**9 for minutes; mua refuses such a power instead
 
 

@@ -8,7 +8,9 @@ from typing import Any, Iterable, Optional
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
                                     User)
-from mua.harness.types import Message, Score, Task
+from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
+from mua.harness.protocol import RoleProtocol, RunProtocol
+from mua.harness.types import Message, Score, Task, task_context
 from mua.harness.users import SimulatedUser
 
 from . import gold, official, scoring
@@ -17,7 +19,7 @@ from .environment import Tau2Environment
 from .judge import judge_nl_assertions
 from .prompts import (FIRST_AGENT_MESSAGE, STOP, USER_STOP_MARKERS, agent_system_prompt, user_system_prompt)
 from .registry import get_domain
-from .tasks import load_tasks
+from .tasks import Tau2Context, load_tasks
 
 # tau2's CLI runs with max_steps=200 (config.DEFAULT_MAX_STEPS). A tau2 step is one user message, one agent
 # message, or ONE batch of tool results; its first agent greeting is not a step. mua's runner counts messages,
@@ -35,39 +37,64 @@ def _opening(task: Task) -> str:
 
 class Tau2Benchmark(Benchmark):
     name = "tau2"
-    subsets = ("retail", "airline", "telecom")
+    subsets: tuple[str, ...] = ("retail", "airline", "telecom")
     default_split = "base"
+    train_splits = ("train",)  # tau2's split_tasks.json: "train" and "test" are disjoint; "base" is both
+    # tau2 reports pass^k per domain, k up to the fewest trials any task has (no cross-domain overall).
+    metrics = MetricsDeclaration(
+        benchmark="tau2", subsets=subsets, default_split=default_split, position=0,
+        metrics=(Metric(PASS_HAT_K, "tau2/{subset} pass^{k}"),),
+        full_splits=(SplitSize("base", {"retail": 114, "airline": 50, "telecom": 114}),
+                     SplitSize("train", {"retail": 74, "airline": 30, "telecom": 74}),
+                     SplitSize("test", {"retail": 40, "airline": 20, "telecom": 40}),
+                     SplitSize("small", {"telecom": 20}),
+                     SplitSize("full", {"telecom": 2285})),
+        headline=tuple(f"tau2/{d} pass^1" for d in subsets)
+        + tuple(f"tau2/{d} pass^{k}" for d in subsets for k in range(2, 9)))
+    # What `tau2 run` sends by default (tau2-bench a2c0247: src/tau2/config.py DEFAULT_LLM_ARGS_AGENT/_USER and
+    # DEFAULT_LLM_NL_ASSERTIONS(_ARGS); src/tau2/agent/base/llm_config.py set_seed puts the run's seed into
+    # the agent's and user's llm_args; evaluator_nl_assertions.py calls the judge without one;
+    # utils/llm_utils.py generate adds tool_choice "auto" whenever tools are sent, as mua's client does).
+    # Trials: docs/leaderboard-submission.md runs --num-trials 4 ("at least 4 trials" preferred).
+    protocol = RunProtocol(
+        source="tau2-bench a2c0247 (src/tau2/config.py, docs/leaderboard-submission.md)",
+        agent=RoleProtocol({"temperature": 0.0}, seed=True),
+        user=RoleProtocol({"temperature": 0.0}, seed=True, model="gpt-4.1-2025-04-14"),
+        judge=RoleProtocol({"temperature": 0.0}, seed=False, model="gpt-4.1-2025-04-14"),
+        limits={"max_messages": MAX_MESSAGES, "max_errors": MAX_ERRORS},
+        trials=4,
+        data=("tau2/domains/{subset}/", "tau2/user_simulator/"))
 
-    def __init__(self) -> None:
+    def __init__(self, data_dir: Path) -> None:
+        super().__init__(data_dir)
         self._gold_cache: dict[tuple, Any] = {}
 
     # -- tasks and episodes -------------------------------------------------------------------------------
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if subset not in self.subsets:
             raise ConfigError(f"tau2: unknown subset {subset!r}; valid: {', '.join(self.subsets)}")
-        tasks = list(load_tasks(Path(data_dir), subset, split))
-        get_domain(subset, Path(data_dir))  # checks the domain's database now: a damaged one fails before episodes
+        tasks = list(load_tasks(self.data_dir, subset, split))
+        get_domain(subset, self.data_dir)  # checks the domain's database now: a damaged one fails before episodes
         return tasks
 
     def _domain(self, task: Task) -> Tau2Domain:
-        data_dir = getattr(task, "data_dir", None)
-        if data_dir is None:
-            raise ConfigError(f"tau2 task {task.id}: no data directory (build tasks with load_tasks)")
-        return get_domain(task.subset, data_dir)
+        return get_domain(task.subset, self.data_dir)
 
     def start(self, task: Task) -> EpisodeSpec:
         domain = self._domain(task)
         state = domain.new_state()
         domain.initialise(state, task.initial_state)
-        policy = getattr(task, "policy", None) or domain.policy
+        policy = task_context(task, Tau2Context).policy or domain.policy
         return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=agent_system_prompt(policy),
                            opening=[Message(role="assistant", content=FIRST_AGENT_MESSAGE)],
-                           limits=Limits(max_messages=MAX_MESSAGES, max_errors=MAX_ERRORS),
-                           agent_stop_marker=STOP, single_kind_messages=True)
+                           limits=self.limits(task), agent_stop_marker=STOP, single_kind_messages=True)
+
+    def limits(self, task: Task) -> Limits:
+        return Limits(**self.declared_protocol().limits)
 
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         domain = self._domain(task)
-        prompt = user_system_prompt(task.data_dir, task.scenario, bool(domain.user_tools))
+        prompt = user_system_prompt(self.data_dir, task.scenario, bool(domain.user_tools))
         return SimulatedUser(model, prompt, stop_markers=USER_STOP_MARKERS, seed=seed)
 
     # -- gold -----------------------------------------------------------------------------------------------
@@ -134,23 +161,32 @@ class Tau2Benchmark(Benchmark):
 
     @staticmethod
     def _combine(components: dict, info: dict) -> Score:
-        reward = 1.0
+        """tau2's reward is the product of the components. With a component skipped (no judge), the reward is
+        known only when a computed component is already 0; otherwise it is unknown (None), never a pass."""
+        product = 1.0
         for value in components.values():
             if value is not None:
-                reward *= value
+                product *= value
         skipped = [k for k, v in components.items() if v is None]
-        if skipped:
-            info["skipped"] = skipped
-            info["incomplete"] = True
-        return Score(reward=reward, components=components, info=info)
+        if not skipped:
+            return Score(reward=product, components=components, info=info)
+        info["skipped"] = skipped
+        info["incomplete"] = True
+        if product == 0.0:
+            return Score(reward=0.0, components=components, info=info)
+        return Score(reward=None, components=components, info=info, partial_reward=product)
 
-    def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-              termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        done, info, components, _ = self._score_checks(task, messages, env, termination)
-        return done or self._combine(components, info)
+    def unjudged_checks(self, tasks: list[Task]) -> Optional[str]:
+        judged = [t for t in tasks if t.evaluation and t.evaluation.get("nl_assertions")
+                  and "nl_assertion" in [b.lower() for b in t.evaluation.get("reward_basis") or []]]
+        if not judged:
+            return None
+        return (f"no --judge-model: the NL assertions of {len(judged)} of {len(tasks)} tasks will be skipped; "
+                "an episode of those tasks that passes every other check gets reward null (unknown), is left "
+                "out of pass^k and means, and is counted in the summary")
 
-    async def score_async(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
-                          termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
+    async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
+                    termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
         done, info, components, pending = self._score_checks(task, messages, env, termination)
         if done:
             return done
@@ -161,5 +197,5 @@ class Tau2Benchmark(Benchmark):
         return self._combine(components, info)
 
     # -- official results -----------------------------------------------------------------------------------
-    def read_official(self, path: Path, data_dir: Path) -> Optional[Iterable[ReplayItem]]:
-        return official.read_results(path, data_dir)
+    def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
+        return official.read_results(path)

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from mua.harness.interfaces import ReplayItem
-from mua.harness.types import Message, ToolCall
+from mua.harness.types import Message, Task, ToolCall
 
-from .tasks import Tau2Task, make_task
+from .tasks import make_task
 
 # The note tau2 writes into reward_info["info"][part] when the task has nothing of that kind to check.
 _NOTHING_TO_CHECK = {"action": "No actions to evaluate", "communicate": "No communicate_info to evaluate",
@@ -107,11 +107,11 @@ def _evidence(reward_info: dict) -> dict[str, Optional[list]]:
             "nl": _recorded(reward_info, "nl_assertions", "nl", "nl_assertion")}
 
 
-def _criteria(task: Tau2Task) -> dict:
+def _criteria(task: Task) -> dict:
     return task.evaluation if isinstance(task.evaluation, dict) else {}
 
 
-def _consistent(task: Tau2Task, evidence: dict[str, Optional[list]]) -> bool:
+def _consistent(task: Task, evidence: dict[str, Optional[list]]) -> bool:
     crit = _criteria(task)
     own = {"actions": [_action_key(a) for a in crit.get("actions") or []],
            "communicate": list(crit.get("communicate_info") or []), "nl": list(crit.get("nl_assertions") or [])}
@@ -122,8 +122,8 @@ def _action_ids(actions) -> list:
     return [a.get("action_id") for a in actions or [] if isinstance(a, dict)]
 
 
-def evaluated_task(tasks: dict[str, Tau2Task], task_id: str,
-                   reward_info: Optional[dict]) -> tuple[Optional[Tau2Task], Optional[str]]:
+def evaluated_task(tasks: dict[str, Task], task_id: str,
+                   reward_info: Optional[dict]) -> tuple[Optional[Task], Optional[str]]:
     """The embedded task whose criteria equal those the evaluator recorded in reward_info (gold actions by
     requestor, name and arguments in order; communicate infos; NL assertions), preferring the labelled task.
     Tasks with identical criteria are told apart by the recorded action ids (compared with the embedded
@@ -147,7 +147,7 @@ def evaluated_task(tasks: dict[str, Tau2Task], task_id: str,
                   f"{len(candidates) or 'no'} embedded tasks match the recorded criteria")
 
 
-def read_results(path: Path, data_dir: Path) -> Optional[Iterator[ReplayItem]]:
+def read_results(path: Path) -> Optional[Iterator[ReplayItem]]:
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -164,7 +164,7 @@ def read_results(path: Path, data_dir: Path) -> Optional[Iterator[ReplayItem]]:
     tasks = {}
     for record in doc["tasks"]:
         try:
-            task = make_task(record, domain, data_dir, policy=policy)
+            task = make_task(record, domain, policy=policy)
         except Exception:
             continue
         tasks[task.id] = task
@@ -175,7 +175,7 @@ def read_results(path: Path, data_dir: Path) -> Optional[Iterator[ReplayItem]]:
     return items()
 
 
-def _replay_item(index: int, sim, tasks: dict[str, Tau2Task], domain: str) -> ReplayItem:
+def _replay_item(index: int, sim, tasks: dict[str, Task], domain: str) -> ReplayItem:
     """One simulation; a malformed one becomes an item with ``error`` set (reported, not scored)."""
     if not isinstance(sim, dict):
         return ReplayItem(task=None, messages=[], subset=domain, task_id=f"simulations[{index}]",

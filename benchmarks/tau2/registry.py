@@ -14,7 +14,7 @@ def _domain_classes() -> dict[str, type[Tau2Domain]]:
     from .retail.environment import RetailDomain
     classes: dict[str, type[Tau2Domain]] = {"retail": RetailDomain, "airline": AirlineDomain}
     try:  # telecom is built separately in benchmarks/tau2/telecom/
-        from .telecom import TelecomDomain  # type: ignore[attr-defined]
+        from .telecom import TelecomDomain
         classes["telecom"] = TelecomDomain
     except ImportError:
         pass

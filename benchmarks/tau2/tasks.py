@@ -1,9 +1,5 @@
-"""tau2 tasks as mua Tasks.
-
-``Tau2Task`` is a Task that also remembers where it came from: the data directory (the Benchmark API gives
-``start``/``simulated_user``/``score`` only the task, and they need the domain's database and prompts) and,
-for tasks embedded in an official results file, the policy recorded there (``None`` = the data dir's policy).
-"""
+"""tau2 tasks as mua Tasks. Each carries a :class:`Tau2Context`: for tasks embedded in an official results
+file, the policy recorded there (``None`` = the data dir's policy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -16,19 +12,17 @@ from mua.harness.errors import ConfigError, DataError
 from mua.harness.types import Task
 
 
-@dataclass
-class Tau2Task(Task):
-    data_dir: Optional[Path] = None
-    policy: Optional[str] = None
+@dataclass(frozen=True)
+class Tau2Context:
+    policy: Optional[str] = None  # the agent policy an official results file recorded; None: the domain's
 
 
-def make_task(record: dict, domain: str, data_dir: Optional[Path], split: Optional[str] = None,
-              policy: Optional[str] = None) -> Tau2Task:
+def make_task(record: dict, domain: str, split: Optional[str] = None, policy: Optional[str] = None) -> Task:
     if not isinstance(record, dict) or "id" not in record:
         raise DataError(f"tau2 {domain}: a task record without an id")
-    return Tau2Task(id=str(record["id"]), benchmark="tau2", subset=domain, scenario=record.get("user_scenario"),
-                    initial_state=record.get("initial_state"), evaluation=record.get("evaluation_criteria"),
-                    split=split, raw=record, data_dir=Path(data_dir) if data_dir else None, policy=policy)
+    return Task(id=str(record["id"]), benchmark="tau2", subset=domain, scenario=record.get("user_scenario"),
+                initial_state=record.get("initial_state"), evaluation=record.get("evaluation_criteria"),
+                split=split, raw=record, context=Tau2Context(policy))
 
 
 @lru_cache(maxsize=None)
@@ -48,13 +42,13 @@ def _load(data_dir: Path, relpath: str) -> object:
     return _parsed(data_dir, relpath, stamp)
 
 
-def load_tasks(data_dir: Path, domain: str, split: Optional[str]) -> list[Tau2Task]:
+def load_tasks(data_dir: Path, domain: str, split: Optional[str]) -> list[Task]:
     folder = f"tau2/domains/{domain}"
     records = _load(data_dir, f"{folder}/tasks.json")
     if not isinstance(records, list):
         raise DataError(f"{folder}/tasks.json: expected a list of tasks. {FIX_HINT}")
     if split is None:
-        return [make_task(r, domain, data_dir) for r in records]
+        return [make_task(r, domain) for r in records]
     splits = _load(data_dir, f"{folder}/split_tasks.json")
     if not isinstance(splits, dict) or not all(isinstance(ids, list) for ids in splits.values()):
         raise DataError(f"{folder}/split_tasks.json: expected an object of split name -> list of task ids. "
@@ -62,4 +56,4 @@ def load_tasks(data_dir: Path, domain: str, split: Optional[str]) -> list[Tau2Ta
     if split not in splits:
         raise ConfigError(f"tau2 {domain}: unknown split {split!r}; valid splits: {', '.join(splits)}")
     wanted = {str(i) for i in splits[split]}
-    return [make_task(r, domain, data_dir, split) for r in records if str(r.get("id")) in wanted]
+    return [make_task(r, domain, split) for r in records if str(r.get("id")) in wanted]

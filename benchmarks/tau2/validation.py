@@ -5,7 +5,7 @@ The text names the pydantic documentation version; mua fixes it to the one the o
 (pydantic 2.14), since the upstream text varies with the installed version."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Union
 
 PYDANTIC_DOCS = "https://errors.pydantic.dev/2.14/v/"
 _KINDS = {"string": ("string_type", "Input should be a valid string", (str,)),
@@ -22,7 +22,7 @@ def _input_repr(value: Any) -> str:
     return text if len(text) <= 50 else text[:25] + "..." + text[-24:]
 
 
-def check_fields(model: str, fields: list[tuple[str, Any, str]]) -> None:
+def check_fields(model: str, fields: list[tuple[str, Any, Union[str, tuple[str, ...]]]]) -> None:
     """``fields`` are (name, value, kind) in model order; kind is "string", "integer" (pydantic's lax mode:
     "3" and 3.0 pass) or a tuple of allowed strings (a Literal)."""
     errors = []

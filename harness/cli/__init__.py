@@ -10,10 +10,10 @@ import sys
 
 from ..errors import MuaError
 
-DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user "
-               "(tau2-bench, BFCL v3 multi-turn, ACEBench agent).")
+DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
+               "benchmarks (see `mua eval --help`).")
 
-COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "train", "model")
+COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "train", "sft", "export", "model")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -33,13 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if rest and not getattr(args, "passthrough", False):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.rest = rest  # a command with its own parser (train: TRL's) reads these
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)
     except MuaError as e:
         print(f"mua {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # an unwritable or vanished path, a full disk: one line, never a traceback
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        print(f"mua {args.command}: error: cannot write or read{where}: {e.strerror or e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"mua {args.command}: interrupted; re-run the same command to resume", file=sys.stderr)

@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "then the user cache that `mua data pull` fills.")
     p.add_argument("action", choices=("path", "verify", "pull"))
     p.add_argument("--data-dir", help="data directory (default: search order above)")
-    p.add_argument("--only", default="", metavar="PREFIX", help="only files under this prefix, e.g. tau2/")
+    p.add_argument("--only", default="", metavar="PREFIX", help="only files under this prefix (a benchmark's folder)")
     p.add_argument("--mirror", help="pull from this directory or URL laid out like the data folder instead of "
                                     "the upstream sources")
     p.set_defaults(func=run)

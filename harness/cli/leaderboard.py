@@ -6,9 +6,10 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..leaderboard import Settings, build_rows, columns, load_published
+from ..leaderboard import Settings, build_rows, columns, declarations, load_published
 from ..leaderboard_render import FORMATS, plot, render
 from ..runs import read_run
+from .common import check_output_file
 
 # results/published.json beside the package folders (a source checkout or an editable install).
 DEFAULT_PUBLISHED = Path(__file__).resolve().parents[2] / "results" / "published.json"
@@ -27,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--published", nargs="*", metavar="SOURCE", help="add published reference rows (all "
                    "sources, or the named ones, e.g. mua-rl)")
     p.add_argument("--published-file", type=Path, default=DEFAULT_PUBLISHED, help="published numbers (JSON)")
-    p.add_argument("--detail", action="store_true", help="add per-subset columns (ACEBench per language); CSV always has them")
+    p.add_argument("--detail", action="store_true",
+                   help="add the per-subset columns a benchmark keeps out of the headline; CSV always has them")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
@@ -50,13 +52,17 @@ def run(args: argparse.Namespace) -> int:
     if not 0.5 <= args.confidence < 1.0 or args.resamples < 1:
         raise ConfigError("--confidence must be in [0.5, 1) and --resamples at least 1")
     settings = Settings(args.confidence, args.resamples, args.seed)
-    rows = build_rows([read_run(d) for d in run_dirs(args.runs)], settings)
+    for flag, path in (("--out", args.out), ("--plot", args.plot)):
+        if path is not None:
+            check_output_file(flag, path)
+    runs = [read_run(d) for d in run_dirs(args.runs)]
+    rows = build_rows(runs, settings)
     if args.published is not None:
         rows += load_published(args.published_file, args.published)
-    cols = columns(rows, args.detail or args.format == "csv")  # CSV is for machines: every metric
+    decls = declarations(runs, installed=args.published is not None)
+    cols = columns(rows, args.detail or args.format == "csv", decls)  # CSV is for machines: every metric
     text = render(rows, cols, args.format, args.confidence)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)

@@ -25,6 +25,6 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f'the tiny model needs torch and transformers ({e}): pip install -e ".[local]"') from None
 
     path = build_tiny_checkpoint(args.out_dir, seed=args.seed)
-    print(f"tiny checkpoint written to {path}; try: mua eval --benchmark tau2 --subset retail --limit 2 "
+    print(f"tiny checkpoint written to {path}; try: mua eval --benchmark NAME --limit 2 "
           f"--agent-model {path} --user-model ... (scores will be near zero)")
     return 0

@@ -11,18 +11,20 @@ from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..replay import TaskIndex, read_items, score_all
 from ..results import dumps, write_atomic
-from .common import add_data_dir, add_model_flags, model_spec
+from ..stats import is_success
+from .common import add_data_dir, add_model_flags, add_request_timeout, check_output_file, model_spec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("score", help="re-score trajectories (mua JSONL or official results files)",
                        description="Input: one JSON object per line {benchmark, subset, task_id, messages, "
-                                   "variant?}, or a benchmark's own results file (tau2 results JSON, BFCL "
-                                   "multi-turn result file). Output: one line per input, same order.")
+                                   "variant?}, or a benchmark's own results file (any format an installed "
+                                   "benchmark reads). Output: one line per input, same order.")
     p.add_argument("--trajectories", required=True, type=Path, help="input file")
     p.add_argument("--out", required=True, help="output JSONL ('-' for stdout)")
-    add_model_flags(p, "judge", "LLM judge for tau2 NL assertions (skipped and flagged without one)")
+    add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
     p.add_argument("--concurrency", type=int, default=8, help="trajectories scored at once (judge calls)")
+    add_request_timeout(p)
     add_data_dir(p)
     p.set_defaults(func=run)
 
@@ -32,6 +34,8 @@ async def _score(args: argparse.Namespace) -> list[dict]:
     pairs = list(read_items(args.trajectories, data_dir, TaskIndex(data_dir)))
     judge = open_model(model_spec(args, "judge", default_temperature=0.0))
     try:
+        if judge is not None and hasattr(judge, "check_alive"):
+            await judge.check_alive()  # before scoring, not once per trajectory
         return await score_all(pairs, judge, args.concurrency)
     finally:
         if judge is not None and hasattr(judge, "aclose"):
@@ -41,6 +45,8 @@ async def _score(args: argparse.Namespace) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     if not args.trajectories.is_file():
         raise ConfigError(f"--trajectories {args.trajectories}: no such file")
+    if args.out != "-":
+        check_output_file("--out", Path(args.out))
     rows = asyncio.run(_score(args))
     text = "".join(dumps(r) + "\n" for r in rows)
     if args.out == "-":
@@ -48,14 +54,17 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_atomic(Path(args.out), text)
     errors = sum(1 for r in rows if r["error"])
-    passed = sum(1 for r in rows if r["reward"] == 1.0)
+    passed = sum(1 for r in rows if is_success(r["reward"]))
     print(f"scored {len(rows)} trajectories: {passed} pass, {errors} errors", file=sys.stderr)
     for row in [r for r in rows if r["error"]][:5]:
         print(f"  error: {row['error']}", file=sys.stderr)
-    official = [r for r in rows if "official" in r and r["error"] is None]
+    official = [r for r in rows if "official" in r]
     if official:
-        agree = sum(1 for r in official if (r["reward"] == 1.0) == _official_pass(r["official"]))
-        print(f"agreement with the official verdicts: {agree}/{len(official)}", file=sys.stderr)
+        unscored = sum(1 for r in official if r["error"] is not None or r["reward"] is None)
+        agree = sum(1 for r in official if r["error"] is None and r["reward"] is not None
+                    and is_success(r["reward"]) == _official_pass(r["official"]))
+        extra = f" ({unscored} could not be scored: error rows or unknown rewards)" if unscored else ""
+        print(f"agreement with the official verdicts: {agree}/{len(official)}{extra}", file=sys.stderr)
     return 1 if errors else 0  # every line still has its output row; a non-zero exit says some are errors
 
 
@@ -63,5 +72,5 @@ def _official_pass(official: dict) -> bool:
     for key in ("reward", "valid", "pass"):
         if key in official:
             value = official[key]
-            return bool(value) if isinstance(value, bool) else float(value) >= 1 - 1e-6
+            return bool(value) if isinstance(value, bool) else is_success(float(value))
     return False

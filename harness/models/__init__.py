@@ -9,6 +9,8 @@ from ..interfaces import ChatModel
 from .openai_client import OpenAIChatModel, RetryPolicy
 
 ENDPOINT_ONLY = ("api_key_env", "timeout_s", "retry", "max_connections")  # client options a checkpoint ignores
+# request fields of a benchmark's protocol that only mean something to an endpoint (see harness/protocol.py)
+REQUEST_ONLY = ("store", "tool_choice")
 SECRET_WORDS = ("api_key", "apikey", "authorization", "header", "token_secret", "password")
 
 __all__ = ["make_chat_model", "OpenAIChatModel", "RetryPolicy"]
@@ -16,7 +18,7 @@ __all__ = ["make_chat_model", "OpenAIChatModel", "RetryPolicy"]
 
 def make_chat_model(spec: str, base_url: Optional[str] = None, **params: Any) -> ChatModel:
     """A chat model for ``spec``. Without ``base_url``, an existing directory is a local checkpoint (loaded
-    by ``mua.harness.models.local``, imported only then so endpoint runs need no torch); anything else, or
+    by ``mua.harness.models.checkpoint``, imported only then so endpoint runs need no torch); anything else, or
     any spec with a ``base_url`` (vLLM often names a model by its path), is a model served by an
     OpenAI-compatible endpoint. ``params`` go to the backend
     (client options such as ``api_key_env``/``timeout_s``/``retry``, and request params such as
@@ -29,9 +31,14 @@ def make_chat_model(spec: str, base_url: Optional[str] = None, **params: Any) ->
         if not (Path(spec) / "config.json").is_file():
             raise ConfigError(f"{spec} is a directory but not a model checkpoint (no config.json in it)")
         try:
-            from . import local  # noqa: PLC0415 - heavy optional dependencies
+            from . import checkpoint  # heavy optional dependencies, imported only for a checkpoint
         except ImportError as e:
             raise ConfigError(f"local checkpoints need torch and transformers ({e}); "
                               'install them with: pip install -e ".[local]"') from None
-        return local.make_local_chat_model(spec, **{k: v for k, v in params.items() if k not in ENDPOINT_ONLY})
+        return checkpoint.make_local_chat_model(spec, **local_params(params))
     return OpenAIChatModel(spec, base_url, **params)
+
+
+def local_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Params for a local checkpoint: endpoint-only options and null (unsent) fields dropped."""
+    return {k: v for k, v in params.items() if k not in ENDPOINT_ONLY + REQUEST_ONLY and v is not None}

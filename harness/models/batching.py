@@ -31,13 +31,13 @@ class MicroBatcher(Generic[Req, Res]):
         if self._loop is not loop or self._worker is None or self._worker.done():
             # A new event loop (e.g. one asyncio.run per test): queues and tasks belong to one loop.
             self._loop, self._queue = loop, asyncio.Queue()
-            self._worker = loop.create_task(self._work())
+            self._worker = loop.create_task(self._work(self._queue))
+        assert self._queue is not None
         future: asyncio.Future = loop.create_future()
         self._queue.put_nowait((request, future))
         return await future
 
-    async def _work(self) -> None:
-        queue = self._queue
+    async def _work(self, queue: asyncio.Queue) -> None:
         while True:
             batch = [await queue.get()]
             await asyncio.sleep(0)  # let coroutines that are about to submit do so first

@@ -19,7 +19,7 @@ from typing import Optional
 
 import torch
 
-from .local import GenerationRequest, GenerationResult
+from .generation import GenerationRequest, GenerationResult
 
 
 def _logits_kwarg(model) -> dict:
@@ -110,15 +110,14 @@ def _prefill_row(model, prompt: list[int], device, extra: dict, cache: Optional[
     """One prompt alone (no padding): its last-position logits and its layers, from a kept prefix if any."""
     from transformers import DynamicCache
 
-    start, kept = cache.take(prompt) if cache is not None else (0, None)
-    past = None
+    start, kept, past = 0, None, None
+    if cache is not None:
+        start, kept = cache.take(prompt)
+        cache.hits, cache.misses = cache.hits + start, cache.misses + len(prompt) - start
     if kept is not None:
         past = DynamicCache()
         for index, (k, v) in enumerate(kept):
             past.update(k, v, index)
-        cache.hits += start
-    if cache is not None:
-        cache.misses += len(prompt) - start
     new = torch.tensor([prompt[start:]], dtype=torch.long, device=device)
     positions = torch.arange(start, len(prompt), device=device)[None]
     out = model(input_ids=new, position_ids=positions, past_key_values=past, use_cache=True, **extra)

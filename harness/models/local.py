@@ -3,7 +3,7 @@
 A :class:`LocalChatModel` renders the conversation with the checkpoint's chat template, queues the prompt
 for the backend's batched generator, parses the completion into an assistant message with the tool-call
 parser the template implies (or the one named), and records the turn's token ids and log-probabilities
-(see :mod:`.trace`). Backends only implement ``_generate_batch``.
+(see :mod:`.trace`). Backends only implement ``_generate_batch``; :mod:`.checkpoint` picks one.
 
 Multi-turn prompts are incremental, as in training (:mod:`.stream`): when the conversation extends one this
 model replied to, the next prompt is that prompt, the reply's ids verbatim and the chat template's suffix for
@@ -16,42 +16,19 @@ import hashlib
 import json
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from ..errors import ConfigError, ModelError
-from ..types import Message, ToolCall, ToolSpec, Usage
+from ..types import Message, ToolSpec, Usage
 from .batching import MicroBatcher
 from .chat_template import encode_prompt, render_prompt
-from .parsers import THINK_OPEN, ParsedCompletion, get_parser, parser_for_template, split_reasoning
+from .generation import GenerationRequest, GenerationResult
+from .parsers import get_parser, parser_for_template
+from .reply import assistant_reply, template_thinks
 from .stream import StreamError, TemplateSuffixer, stop_text_of
 from .trace import TurnRecord, emit
 
-BACKENDS = ("transformers", "vllm")
 LOCAL_PARAMS = {"parser", "max_new_tokens", "temperature", "top_p", "max_batch", "default_seed"}
-BACKEND_PARAMS = {"transformers": {"device", "dtype"}, "vllm": {"engine_args"}}
-
-
-@dataclass
-class GenerationRequest:
-    prompt_ids: list[int]
-    max_new_tokens: int
-    temperature: float
-    top_p: float
-    seed: int
-
-
-@dataclass
-class GenerationResult:
-    token_ids: list[int]  # generated ids, verbatim, the stop token included when one was generated
-    logprobs: list[float]
-    finish_reason: str  # "stop" or "length"
-
-
-def call_id(prompt_ids: list[int], completion_ids: list[int], index: int) -> str:
-    """A tool-call id that depends only on the token streams, so reruns give the same ids."""
-    key = json.dumps([len(prompt_ids), prompt_ids[-256:], completion_ids, index]).encode()
-    return "call_" + hashlib.sha256(key).hexdigest()[:24]
 
 
 def _is_int(value: Any) -> bool:
@@ -79,33 +56,6 @@ def check_local_params(params: dict[str, Any]) -> None:
         raise bad("top_p", "a number in (0, 1]")
     if params.get("parser") is not None and not isinstance(params["parser"], str):
         raise bad("parser", "a parser name string")
-
-
-@dataclass
-class AssistantReply:
-    """A completion read as the assistant's turn."""
-
-    message: Message
-    reasoning: Optional[str]  # thinking taken out before parsing (reasoning templates), else None
-    problem: Optional[str]  # why tool-call-looking output was kept as text (see ParsedCompletion)
-
-
-def assistant_reply(text: str, parse: Callable[[str], ParsedCompletion], *, split_thinking: bool,
-                    prompt_ids: list[int], completion_ids: list[int]) -> AssistantReply:
-    """The one way a local completion becomes an assistant message (evaluation and training alike).
-    ``text`` is the decoded completion without its stop token; ``split_thinking`` is
-    ``template_thinks(chat_template)``; call ids come from the token streams (see :func:`call_id`)."""
-    reasoning, answer = split_reasoning(text) if split_thinking else (None, text)
-    parsed = parse(answer)
-    calls = [ToolCall(id=call_id(prompt_ids, completion_ids, i), name=c.name, arguments=c.arguments)
-             for i, c in enumerate(parsed.tool_calls)]
-    message = Message(role="assistant", content=parsed.content, tool_calls=calls or None)
-    return AssistantReply(message=message, reasoning=reasoning, problem=parsed.problem)
-
-
-def template_thinks(chat_template: Optional[str]) -> bool:
-    """Whether a chat template is a reasoning model's (mentions ``<think>``): its completions are split."""
-    return THINK_OPEN in (chat_template or "")
 
 
 def stop_ids_for(tokenizer, generation_config) -> set[int]:
@@ -222,22 +172,3 @@ def _prefix_digests(messages: list[Message], tools: Optional[list[ToolSpec]]) ->
         digests.append(running.hexdigest())
     return digests
 
-
-def make_local_chat_model(path, backend: str = "transformers", **params) -> LocalChatModel:
-    """A chat model on the checkpoint directory ``path``. ``backend`` is ``transformers`` or ``vllm``;
-    ``params`` go to the backend (parser, max_new_tokens, temperature, top_p, max_batch, ...)."""
-    params = dict(params)
-    if "max_tokens" in params:  # the OpenAI request name, as `--agent-params '{"max_tokens": N}'` gives it
-        params.setdefault("max_new_tokens", params.pop("max_tokens"))
-    unknown = sorted(set(params) - LOCAL_PARAMS - BACKEND_PARAMS.get(backend, set()))
-    if unknown:
-        raise ConfigError(f"local {backend} model: unknown parameter(s) {', '.join(unknown)}; known: "
-                          f"{', '.join(sorted(LOCAL_PARAMS | BACKEND_PARAMS.get(backend, set())))}")
-    check_local_params(params)
-    if backend == "transformers":
-        from .transformers_backend import TransformersChatModel
-        return TransformersChatModel(path, **params)
-    if backend == "vllm":
-        from .vllm_backend import VllmChatModel
-        return VllmChatModel(path, **params)
-    raise ConfigError(f"unknown local backend {backend!r}; choose one of: {', '.join(BACKENDS)}")

@@ -17,14 +17,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..types import Message, ToolSpec
 from .chat_template import encode_prompt, template_messages
-from ..types import Message
 
 _STUB = [Message(role="user", content="."), Message(role="assistant", content=".")]
 
 
 class StreamError(RuntimeError):
-    """The conversation can no longer be appended to the token stream (history edited, tools changed)."""
+    """The conversation can no longer be appended to the token stream (history edited, a template that
+    cannot render a suffix)."""
 
 
 @dataclass
@@ -91,18 +92,42 @@ class TemplateSuffixer:
         return self.tokenizer.apply_chat_template(template_messages(messages), tokenize=False,
                                                   add_generation_prompt=generation_prompt)
 
-    def suffix_text(self, new_messages: list[Message], stopped: bool) -> str:
+    def suffix_text(self, new_messages: list[Message], stopped: bool, tools_turn: str = "") -> str:
         """Text that closes the previous assistant turn (``stopped``: whether it ended in the template's own
-        stop token) and renders ``new_messages`` up to the next assistant generation prompt."""
+        stop token) and renders ``new_messages`` up to the next assistant generation prompt, after
+        ``tools_turn`` (see :meth:`tools_turn`) when the agent's tools changed."""
         full = self._render(_STUB + list(new_messages), generation_prompt=True)
         if not full.startswith(self._stub):
             raise StreamError("the chat template renders earlier turns differently once later turns follow; "
                               "its suffixes cannot be appended to a token stream")
         head = self.after_stop if stopped else self.stop_text + self.after_stop
-        return head + full[len(self._stub):]
+        return head + tools_turn + full[len(self._stub):]
 
-    def suffix_ids(self, new_messages: list[Message], stopped: bool) -> list[int]:
-        return encode_prompt(self.tokenizer, self.suffix_text(new_messages, stopped))
+    def suffix_ids(self, new_messages: list[Message], stopped: bool, tools_turn: str = "") -> list[int]:
+        return encode_prompt(self.tokenizer, self.suffix_text(new_messages, stopped, tools_turn))
+
+    def tools_turn(self, system: list[Message], tools: list[ToolSpec]) -> str:
+        """The turn in which the chat template presents ``tools`` (with the ``system`` message, if any), as it
+        renders it at the start of a conversation: how a tool list that changed mid-episode (BFCL miss_func)
+        enters the stream. The prompt at the top keeps the earlier tools; this turn follows as context."""
+        user = _STUB[:1]  # templates render no conversation without a message: one user turn, cut off again
+        try:
+            text = self.tokenizer.apply_chat_template(template_messages(list(system) + user),
+                                                      tools=[t.to_openai() for t in tools], tokenize=False,
+                                                      add_generation_prompt=False)
+        except Exception as exc:  # jinja TemplateError and friends
+            raise StreamError(f"the chat template cannot present a changed tool list: {exc}") from None
+        user_turn = self._render(_STUB + user, generation_prompt=False)[len(self._stub):]
+        if not user_turn or not text.endswith(user_turn):
+            raise StreamError("the chat template does not present tools in a turn of their own; a tool list that "
+                              "changes mid-episode cannot be appended to the stream")
+        text = text[:len(text) - len(user_turn)]
+        bos = getattr(self.tokenizer, "bos_token", None)
+        if bos and text.startswith(bos):  # the sequence's BOS is already at the start of the stream
+            text = text[len(bos):]
+        if not text:
+            raise StreamError("the chat template renders no tool list; a changed tool list cannot be shown")
+        return text
 
     def assistant_ids(self, message: Message) -> list[int]:
         """The template's own token ids for an assistant message, through its stop token (teacher forcing)."""

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ConfigError
-from .local import GenerationRequest, GenerationResult, LocalChatModel, check_local_params, stop_ids_for
+from .generation import GenerationRequest, GenerationResult
+from .local import LocalChatModel, check_local_params, stop_ids_for
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")  # weight dtypes generation supports ("auto": checkpoint's)
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import ConfigError
-from .local import GenerationRequest, GenerationResult, LocalChatModel, check_local_params, stop_ids_for
+from .generation import GenerationRequest, GenerationResult
+from .local import LocalChatModel, check_local_params, stop_ids_for
 
 
 def import_vllm():

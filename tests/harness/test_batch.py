@@ -22,9 +22,7 @@ HELPERS = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(autouse=True)
 def counter():
-    bench = CounterBenchmark(n_tasks=5)
-    register_benchmark(bench)
-    return bench
+    register_benchmark(CounterBenchmark, n_tasks=5)
 
 
 def plan(**kw):
@@ -86,7 +84,7 @@ SCRIPT = textwrap.dedent("""
     from helpers.counter_bench import SlowCounterBenchmark
     from mua.harness.registry import register_benchmark
     from mua.harness.cli import main
-    register_benchmark(SlowCounterBenchmark(n_tasks=15))
+    register_benchmark(SlowCounterBenchmark, n_tasks=15)
     sys.exit(main(["eval", "--benchmark", "slowcounter", "--agent", "gold", "--trials", "2",
                    "--concurrency", "4", "--no-progress", "--data-dir", ".", "--out", sys.argv[1]]))
 """)
@@ -115,7 +113,7 @@ def test_sigkill_midway_then_resume_equals_uninterrupted(tmp_path):
 
 
 def test_unknown_task_ids_and_bad_limit_are_clear_errors(tmp_path, capsys):
-    with pytest.raises(ConfigError, match="--task-ids not found .*: 99"):
+    with pytest.raises(ConfigError, match="task ids not found .*: 99"):
         run(tmp_path / "r", plan(task_ids=["1", "99"]))
     from mua.harness.cli import main
     assert main(["eval", "--benchmark", "counter", "--agent", "gold", "--limit", "0", "--data-dir", "."]) == 2
@@ -126,22 +124,27 @@ def test_bad_data_fails_once_before_any_episode(tmp_path):
     from mua.harness.errors import DataError
 
     class Broken(CounterBenchmark):
-        def start(self, task):
+        def load_tasks(self, data_dir, subset, split=None):  # adapters check their data files here
             raise DataError("missing data file counter/db.json")
 
-    register_benchmark(Broken())
+    register_benchmark(Broken)
     with pytest.raises(DataError, match="counter/db.json"):
         run(tmp_path / "r")
     assert not (tmp_path / "r" / "episodes.jsonl").exists()
 
 
 def test_endpoint_down_stops_the_run_after_an_error_streak(tmp_path):
+    """An endpoint that answers the preflight and then fails every request: the run stops after the streak."""
     from mua.harness.errors import ModelError
 
-    spec = dict(base_url="http://127.0.0.1:9/v1", params={"timeout_s": 0.2, "retry": {"max_attempts": 1}})
-    p = plan(agent=ModelSpec("agent", **spec), user=ModelSpec("user", **spec), trials=3)
-    with pytest.raises(ModelError, match="4 episodes in a row failed .* re-run the same command to resume"):
-        asyncio.run(run_eval(p, tmp_path / "r", Path("."), progress=False, concurrency=2, max_error_streak=4))
+    from mock_openai import Faults, MockOpenAI
+
+    # The server passes the preflight, then fails every chat request (503, not retried here).
+    with MockOpenAI(faults=Faults(sequence=("503",) * 1000)) as url:
+        spec = dict(base_url=url, params={"timeout_s": 2, "retry": {"max_attempts": 1}})
+        p = plan(agent=ModelSpec("agent", **spec), user=ModelSpec("user", **spec), trials=3)
+        with pytest.raises(ModelError, match="4 episodes in a row failed .* re-run the same command to resume"):
+            asyncio.run(run_eval(p, tmp_path / "r", Path("."), progress=False, concurrency=2, max_error_streak=4))
     rows = read_jsonl(tmp_path / "r" / "episodes.jsonl")
     assert 4 <= len(rows) < 30 and all(r["error"].startswith("model error") for r in rows)
 
@@ -176,3 +179,16 @@ def test_result_lines_stay_valid_utf8_with_lone_surrogates(tmp_path):
     appender.close()
     rows = read_jsonl(tmp_path / "x.jsonl")
     assert rows[0]["text"] == "bad \ud800 half"
+
+
+def test_run_written_before_metrics_declarations_resumes_and_gains_one(tmp_path):
+    out = tmp_path / "r"
+    run(out)
+    config = json.loads((out / "config.json").read_text())
+    assert config["metrics"]["benchmark"] == "counter"
+    declared = config.pop("metrics")
+    (out / "config.json").write_text(json.dumps(config))  # as an older mua wrote it
+    rows = read_jsonl(out / "episodes.jsonl")
+    (out / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:-3]))
+    assert run(out).ran == 3  # same run: resumed, not refused as "differs in: metrics"
+    assert json.loads((out / "config.json").read_text())["metrics"] == declared

@@ -13,7 +13,7 @@ BENCH = CounterBenchmark()
 
 
 def task(i=0):
-    return BENCH.load_tasks(None, "easy")[i]
+    return BENCH.load_tasks("easy")[i]
 
 
 def call(name, args, cid="c1"):

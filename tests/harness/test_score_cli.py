@@ -9,7 +9,7 @@ from mua.harness.registry import register_benchmark
 
 @pytest.fixture(autouse=True)
 def counter():
-    register_benchmark(CounterBenchmark())
+    register_benchmark(CounterBenchmark)
 
 
 def traj(task_id, n, **extra):

@@ -2,8 +2,8 @@ import math
 
 import pytest
 
-from mua.harness.stats import (bootstrap_ci, combine, is_success, max_k, paired_bootstrap, paired_permutation,
-                               pass_hat_k, quantile)
+from mua.harness.stats import (SUCCESS_TOLERANCE, bootstrap_ci, combine, is_success, max_k, paired_bootstrap,
+                               paired_permutation, pass_hat_k, quantile)
 
 
 @pytest.mark.parametrize("n,c,k,expected", [
@@ -39,9 +39,25 @@ def test_max_k_is_fewest_trials():
     assert max_k([]) == 0
 
 
-def test_success_tolerance_matches_tau2():
-    assert is_success(1.0) and is_success(1 - 5e-7)
-    assert not is_success(0.999) and not is_success(0.0)
+def test_success_tolerance_is_pinned_to_tau2():
+    # tau2's is_successful: (1 - 1e-6) <= reward <= (1 + 1e-6). Every "pass" in mua goes through is_success.
+    assert SUCCESS_TOLERANCE == 1e-6
+    assert is_success(1.0) and is_success(1 - 1e-6) and is_success(1 + 1e-6) and is_success(1 - 5e-7)
+    assert not is_success(1 - 2e-6) and not is_success(1 + 2e-6)
+    assert not is_success(0.999) and not is_success(0.0) and not is_success(None)
+
+
+def test_every_pass_decision_uses_is_success():
+    """No module decides "pass" on its own (a comparison of a reward with 1.0 or 1 - tolerance)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    own = re.compile(r"(>=|==|<=)\s*1(\.0)?\s*-\s*1e-6|reward[\]\"']*\s*==\s*1\.0|abs\(\w+ - 1\.0\)")
+    offenders = [f"{p.relative_to(root)}:{i}" for folder in ("harness", "benchmarks", "training")
+                 for p in sorted((root / folder).rglob("*.py")) if p.name != "stats.py"
+                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if own.search(line)]
+    assert offenders == []
 
 
 def test_quantile_linear_interpolation():

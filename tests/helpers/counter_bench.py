@@ -55,12 +55,14 @@ def replay(messages: list[Message]) -> CounterEnv:
 class CounterBenchmark(Benchmark):
     name = "counter"
     subsets = ("easy", "hard")
+    train_splits = ("train",)
 
-    def __init__(self, n_tasks: int = 4, limits: Optional[Limits] = None):
+    def __init__(self, data_dir: Path = Path("."), n_tasks: int = 4, limits: Optional[Limits] = None):
+        super().__init__(data_dir)  # the counter needs no data files
         self.n_tasks = n_tasks
-        self.limits = limits or Limits(max_messages=40, max_errors=5)
+        self.episode_limits = limits or Limits(max_messages=40, max_errors=5)
 
-    def load_tasks(self, data_dir: Path, subset: str, split: Optional[str] = None) -> list[Task]:
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         base = 10 if subset == "hard" else 1
         return [Task(id=str(i), benchmark=self.name, subset=subset, scenario=f"set the counter to {base + i}",
                      evaluation={"target": base + i}) for i in range(self.n_tasks)]
@@ -68,7 +70,10 @@ class CounterBenchmark(Benchmark):
     def start(self, task: Task) -> EpisodeSpec:
         return EpisodeSpec(env=CounterEnv(), system_prompt="You operate a counter.",
                            opening=[Message(role="assistant", content="Hi! How can I help?")],
-                           limits=self.limits, agent_stop_marker="###STOP###")
+                           limits=self.limits(task), agent_stop_marker="###STOP###")
+
+    def limits(self, task: Task) -> Limits:
+        return self.episode_limits
 
     def gold_agent(self, task: Task) -> ScriptedAgent:
         call = ToolCall(id="call_0", name="add", arguments=json.dumps({"n": task.evaluation["target"]}))
@@ -81,7 +86,7 @@ class CounterBenchmark(Benchmark):
     def simulated_user(self, task: Task, model, seed=None) -> SimulatedUser:
         return SimulatedUser(model, f"You want to {task.scenario}.", stop_markers=["###STOP###"], seed=seed)
 
-    def score(self, task, messages, *, env=None, termination=None, judge=None) -> Score:
+    async def score(self, task, messages, *, env=None, termination=None, judge=None) -> Score:
         value = (env if env is not None else replay(messages)).state()
         ok = float(value == task.evaluation["target"])
         return Score(reward=ok, components={"counter": ok}, info={"value": value})

@@ -14,16 +14,16 @@ from mua.harness.runner import run_episode
 
 def main() -> None:
     data_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[3] / "shared" / "data"
-    bench = Tau2Benchmark()
-    tasks = bench.load_tasks(data_dir, "retail", None)
+    bench = Tau2Benchmark(data_dir)
+    tasks = bench.load_tasks("retail", None)
     # gold trajectories, recorded once; the timed part is start + grade (replay on a fresh state)
     runs = [asyncio.run(run_episode(bench, t, bench.gold_agent(t), bench.gold_user(t), score=False)) for t in tasks]
     for task, run in zip(tasks, runs):  # warm the per-task gold cache, as in any run after the first episode
-        bench.score(task, run.messages)
+        asyncio.run(bench.score(task, run.messages))
     t0 = time.process_time()
     for task, run in zip(tasks, runs):
         bench.start(task)
-        bench.score(task, run.messages)
+        asyncio.run(bench.score(task, run.messages))
     per_episode = (time.process_time() - t0) / len(tasks)
     domain_db = bench.start(tasks[0]).env.domain.base
     t0 = time.process_time()

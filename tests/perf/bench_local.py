@@ -43,7 +43,7 @@ from mua.harness.users import ScriptedUser  # noqa: E402
 async def run_level(model: TransformersChatModel, episodes: int, concurrency: int) -> tuple[float, int]:
     """Play ``episodes`` episodes, ``concurrency`` at a time; returns (seconds, generated tokens)."""
     bench = CounterBenchmark(n_tasks=episodes)
-    tasks = bench.load_tasks(Path("."), "easy")
+    tasks = bench.load_tasks("easy")
     gate = asyncio.Semaphore(concurrency)
     tokens = 0
 
@@ -90,7 +90,7 @@ def turn_times(path: Path, device: str, reuse: bool, turns: int = 8, new_tokens:
 def vllm_vs_transformers(path: Path, device: str, new_tokens: int) -> list[tuple[int, float, float]]:
     """(batch, transformers tokens/s, vLLM tokens/s) on the same prompts, fixed lengths (stop ids ignored)."""
     from mua.harness.models.decode import generate_batch
-    from mua.harness.models.local import GenerationRequest
+    from mua.harness.models.generation import GenerationRequest
 
     import vllm
 

@@ -29,7 +29,7 @@ sys.path[:0] = [str(HERE.parent), str(HERE)]
 from mua.harness.batch import EvalPlan, run_eval  # noqa: E402
 from mua.harness.build import ModelSpec  # noqa: E402
 from mua.harness.data import resolve_data_dir  # noqa: E402
-from mua.harness.registry import get_benchmark  # noqa: E402
+from mua.harness.registry import open_benchmark  # noqa: E402
 
 
 def cpu_s() -> float:
@@ -89,8 +89,8 @@ def main() -> None:
     ap.add_argument("--in-flight", type=int, default=1000)
     args = ap.parse_args()
     data_dir = resolve_data_dir()
-    bench = get_benchmark("tau2")
-    bench.load_tasks(data_dir, "retail", "base")
+    bench = open_benchmark("tau2", data_dir)
+    bench.load_tasks("retail", "base")
     proc, base_url = start_mock()
     try:
         asyncio.run(run_eval(plan(base_url, 2, 1), Path(tempfile.mkdtemp()), data_dir, progress=False))  # warm-up

@@ -60,7 +60,7 @@ def main() -> int:
     tok = AutoTokenizer.from_pretrained(base)
     model = AutoModelForCausalLM.from_pretrained(base)
     bench = CounterBenchmark(n_tasks=8)
-    warmup_tasks = bench.load_tasks(None, "easy")  # targets 1..8: the warm model guesses among them
+    warmup_tasks = bench.load_tasks("easy")  # targets 1..8: the warm model guesses among them
     tasks = warmup_tasks[:args.tasks]
     sft_warmup(model, gold_streams(bench, warmup_tasks, tok, {tok.eos_token_id}), steps=args.sft_steps, lr=5e-3,
                pad_id=tok.pad_token_id)

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
 from mua.harness.errors import ModelError
-from mua.harness.models.local import GenerationRequest
+from mua.harness.models.generation import GenerationRequest
 from mua.training.backends import VllmServerBackend
 
 

@@ -11,35 +11,94 @@ from helpers.counter_bench import CounterBenchmark
 
 from mua.harness.cli import main
 from mua.harness.errors import ConfigError
-from mua.harness.registry import get_benchmark, register_benchmark
-from mua.training.config import TrainConfig, load_config
+from mua.harness.registry import open_benchmark, register_benchmark
+from mua.training.config import TrainConfig, parse_config
 
 CONFIGS = Path(__file__).resolve().parents[2] / "training" / "configs"
 
 
+def load_config(path, flags=()):
+    return parse_config((["--config", str(path)] if path else []) + list(flags))
+
+
 def test_yaml_then_flags_and_unknown_keys(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text(yaml.safe_dump({"benchmark": "tau2", "subsets": ["retail"], "max_steps": 5}))
-    cfg = load_config(str(path), {"max_steps": 9, "subsets": "retail,airline", "seed": None})
-    assert (cfg.benchmark, cfg.max_steps, cfg.subsets, cfg.seed) == ("tau2", 9, ["retail", "airline"], 0)
-    with pytest.raises(ConfigError, match="unknown training setting 'max_step'"):
-        load_config(None, {"max_step": 3})
+    path.write_text(yaml.safe_dump({"benchmark": "tau2", "subsets": ["retail"], "max_steps": 5, "bf16": True}))
+    cfg = load_config(path, ["--max-steps", "9", "--subsets", "retail,airline", "--bf16", "false"])
+    assert (cfg.benchmark, cfg.max_steps, cfg.subsets, cfg.seed, cfg.bf16) == ("tau2", 9, ["retail", "airline"], 0,
+                                                                               False)
+    with pytest.raises(ConfigError, match="unknown training setting in the config file: .*max_step"):
+        path.write_text("max_step: 3\n")
+        load_config(path)
+    with pytest.raises(ConfigError, match="unknown flags: .*--max-step"):
+        load_config(None, ["--max-step", "3"])
+
+
+def test_every_trl_option_is_a_setting_and_mua_names_stand_for_trl_fields(tmp_path):
+    """TRL's own fields (scheduler, warm-up, weight decay, loggers) need no copying: YAML keys and flags."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"benchmark": "x", "lr_scheduler_type": "cosine", "warmup_steps": 3,
+                                    "weight_decay": 0.1, "report_to": ["tensorboard"], "batch_size": 6,
+                                    "num_generations": 3, "max_turn_tokens": 32}))
+    cfg = load_config(path, ["--adam_beta2", "0.95", "--generation", "transformers", "--no-progress"])
+    assert (cfg.lr_scheduler_type.value, cfg.warmup_steps, cfg.weight_decay, cfg.report_to, cfg.adam_beta2) == (
+        "cosine", 3, 0.1, ["tensorboard"], 0.95)
+    assert (cfg.per_device_train_batch_size, cfg.max_completion_length, cfg.disable_tqdm) == (6, 32, True)
+    from trl import GRPOConfig
+
+    assert isinstance(cfg, GRPOConfig)  # handed to GRPOTrainer as its args, nothing copied
 
 
 def test_shipped_example_config_loads():
-    cfg = load_config(str(CONFIGS / "example.yaml"), {})
+    cfg = load_config(CONFIGS / "example.yaml")
     assert cfg.split == "train" and cfg.batch_size % cfg.num_generations == 0
     for name in ("accelerate_ddp.yaml", "accelerate_zero2.yaml", "accelerate_zero3.yaml"):
         assert yaml.safe_load((CONFIGS / name).read_text())["num_processes"] >= 1
 
 
-def test_test_split_is_refused_unless_forced(tiny_checkpoint):
-    base = dict(policy=str(tiny_checkpoint), benchmark="tau2")
-    for split in ("test", None):
-        with pytest.raises(ConfigError, match="evaluation reports"):
-            TrainConfig(split=split, **base).validate(("test", None))
-    TrainConfig(split="test", allow_test_split=True, **base).validate(("test", None))
-    TrainConfig(split="train", **base).validate(("test", None))
+@pytest.mark.parametrize("bench_name, split", [
+    ("tau2", "test"), ("tau2", None), ("tau2", "base"), ("tau2", ""), ("tau2", "full"),
+    ("bfcl_v3", "train"), ("bfcl_v3", ""), ("bfcl_v3", None), ("bfcl_v3", "v3"), ("bfcl_v3", "v4"),
+    ("bfcl_v3", "base"), ("acebench", None), ("acebench", "train")])
+def test_only_a_train_split_passes_the_guard(tiny_checkpoint, bench_name, split):
+    """An allow-list: every split but the benchmark's own train split is refused (BFCL and ACEBench have
+    none), unless forced or divided by a split file."""
+    bench = open_benchmark(bench_name, Path("."))
+    base = dict(policy=str(tiny_checkpoint), benchmark=bench_name, split=split, user_model="m")
+    with pytest.raises(ConfigError, match="refusing to train on .*only a train split passes"):
+        TrainConfig(**base).validate_for(bench)
+    TrainConfig(allow_test_split=True, **base).validate_for(bench)
+
+
+def test_tau2_train_split_passes(tiny_checkpoint):
+    TrainConfig(policy=str(tiny_checkpoint), benchmark="tau2", split="train", user_model="m").validate_for(
+        open_benchmark("tau2", Path(".")))
+
+
+def test_split_file_trains_only_on_its_train_ids(tiny_checkpoint, tmp_path, data_dir):
+    from mua.training.grpo import load_training_tasks
+
+    bench = open_benchmark("bfcl_v3", data_dir)
+    split = tmp_path / "split.yaml"
+    split.write_text(yaml.safe_dump({"train": ["multi_turn_base_1", "multi_turn_base_3"],
+                                     "held_out": ["multi_turn_base_0"]}))
+    cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="bfcl_v3", split=None, split_file=str(split),
+                      subsets=["multi_turn_base"]).validate_for(bench)
+    assert [t.id for t in load_training_tasks(bench, cfg)] == ["multi_turn_base_1", "multi_turn_base_3"]
+    assert parse_config(["--split", "", "--split-file", str(split)]).split is None  # a flag's "no split"
+    cfg.task_ids = ["multi_turn_base_0"]
+    with pytest.raises(ConfigError, match="not among the train ids"):
+        load_training_tasks(bench, cfg)
+    ace = open_benchmark("acebench", data_dir)
+    split.write_text(json.dumps({"train": ["agent_multi_step_1"], "held_out": ["agent_multi_step_0"]}))
+    cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="acebench", split=None, split_file=str(split),
+                      subsets=["agent_multi_step_en"], user_model="m").validate_for(ace)
+    assert [t.id for t in load_training_tasks(ace, cfg)] == ["agent_multi_step_1"]
+    for bad, message in [({"train": ["a"], "held_out": ["a"]}, "both in train and held_out"),
+                         ({"train": ["a"]}, "exactly the keys"), ({"train": [], "held_out": []}, "names no task")]:
+        split.write_text(yaml.safe_dump(bad))
+        with pytest.raises(ConfigError, match=message):
+            TrainConfig(policy=str(tiny_checkpoint), benchmark="bfcl_v3", split_file=str(split)).validate_for(bench)
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -60,27 +119,28 @@ def test_invalid_settings(tiny_checkpoint, bad, message):
 def test_values_are_converted_to_their_setting_type(tmp_path, text, key, expected):
     path = tmp_path / "c.yaml"
     path.write_text(text + "\n")
-    value = getattr(load_config(str(path), {}), key)
+    value = getattr(load_config(path), key)
     assert value == expected and type(value) is type(expected)
 
 
 @pytest.mark.parametrize("text, message", [
-    ("num_generations: four", "num_generations must be an integer; got 'four'"),
-    ("limit: '3'", "limit must be an integer, or null; got '3'"),
+    ("num_generations: four", "argument --num_generations/--num-generations: invalid int value: 'four'"),
+    ("limit: [3]", "limit must be an integer, or null; got [3]"),
     ("subsets: 5", "subsets must be a list of strings"), ("max_steps: 1.5", "max_steps must be an integer"),
     ("beta: null", "beta must be a number, not null"), ("user_params: hot", "user_params must be a mapping"),
-    ("learning_rate: fast", "learning_rate must be a number"), ("learning_rate: .nan", "learning_rate"),
-    ("bf16: 'yes'", "bf16 must be true or false"), ("task_ids: [1.5]", "task_ids must be a list of strings"),
+    ("learning_rate: fast", "--learning_rate/--learning-rate: invalid float value"),
+    ("learning_rate: .nan", "learning_rate"), ("bf16: 'maybe'", "argument --bf16: Truthy value expected"),
+    ("bf16: 2", "bf16 must be true or false"), ("task_ids: [1.5]", "task_ids must be a list of strings"),
     ("resume: 1", "resume must be true or false")])
 def test_values_of_the_wrong_type_name_the_key(tmp_path, text, message):
     path = tmp_path / "c.yaml"
     path.write_text(text + "\n")
     with pytest.raises(ConfigError, match=re.escape(message)):
-        load_config(str(path), {})
+        load_config(path)
 
 
 def test_scripted_user_is_refused_where_the_benchmark_needs_a_user_model(tiny_checkpoint):
-    tau2 = get_benchmark("tau2")
+    tau2 = open_benchmark("tau2", Path("."))
     base = dict(policy=str(tiny_checkpoint), benchmark="tau2", subsets=["telecom"])
     with pytest.raises(ConfigError, match="needs a user model: set user_model.*performs the fixes itself"):
         TrainConfig(**base).validate_for(tau2)
@@ -118,7 +178,7 @@ def test_unloadable_checkpoint_is_a_config_error_and_nothing_is_written(tmp_path
     cfg = TrainConfig(policy=str(bad), benchmark="counter", output_dir=str(tmp_path / "run"), subsets=["easy"],
                       allow_scripted_user=True, num_generations=2, batch_size=2).validate()
     with pytest.raises(ConfigError, match=f"policy {bad}: cannot load"):
-        train(cfg, CounterBenchmark(n_tasks=1), tmp_path)
+        train(cfg, CounterBenchmark(n_tasks=1))
     assert not (tmp_path / "run" / "train_config.json").exists()
 
 
@@ -127,20 +187,20 @@ def test_unknown_task_ids_are_refused(tiny_checkpoint):
 
     bench = CounterBenchmark(n_tasks=3)
     cfg = TrainConfig(policy=str(tiny_checkpoint), benchmark="counter", subsets=["easy"], task_ids=["1", "99"])
-    with pytest.raises(ConfigError, match="task_ids not found in counter easy \\(split train\\): 99"):
-        load_training_tasks(bench, cfg, Path("."))
+    with pytest.raises(ConfigError, match="task ids not found in counter easy \\(split train\\): 99"):
+        load_training_tasks(bench, cfg)
     cfg.task_ids, cfg.limit = ["1", "2"], 1
-    assert [t.id for t in load_training_tasks(bench, cfg, Path("."))] == ["1"]
+    assert [t.id for t in load_training_tasks(bench, cfg)] == ["1"]
 
 
 @pytest.mark.slow
 def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tmp_path, capsys):
-    register_benchmark(CounterBenchmark(n_tasks=2))
+    register_benchmark(CounterBenchmark, n_tasks=2)
     out = tmp_path / "run"
     args = ["train", "--benchmark", "counter", "--policy", str(tiny_checkpoint), "--output-dir", str(out),
             "--subsets", "easy", "--allow-scripted-user", "--num-generations", "2", "--batch-size", "4",
             "--max-turn-tokens", "8", "--max-completion-tokens", "24", "--save-steps", "1", "--no-progress",
-            "--data-dir", str(tmp_path)]
+            "--data-dir", str(tmp_path), "--lr-scheduler-type", "constant"]  # a TRL flag; lets max_steps grow
     assert main(args + ["--split", "test"]) == 2
     assert "refusing to train" in capsys.readouterr().err
     assert main(args + ["--max-steps", "1"]) == 0
@@ -162,7 +222,14 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
     assert main(args + ["--max-steps", "3"]) == 0
     metrics = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [m["step"] for m in metrics] == [1, 2, 3] and metrics[-1]["reward"] != 9.0
-    assert json.loads((out / "train_config.json").read_text())["max_steps"] == 3
+    recorded = json.loads((out / "train_config.json").read_text())
+    assert recorded["max_steps"] == 3 and recorded["trained_tasks"] == ["easy/0", "easy/1"]
+    # an evaluation of the trained model records which split it was trained on
+    from mua.harness.build import ModelSpec, describe
+
+    assert describe(ModelSpec(str(out)), None)["trained_on"] == {
+        "benchmark": "counter", "subsets": ["easy"], "split": "train", "split_file": None,
+        "allow_test_split": False, "trained_tasks": ["easy/0", "easy/1"]}
     # the output is a normal checkpoint: the eval backend loads it with its chat template
     from mua.harness.models.transformers_backend import TransformersChatModel
 

@@ -21,8 +21,8 @@ G, BATCH, TURN, BUDGET = 4, 8, 40, 150
 class LenientCounter(CounterBenchmark):
     """Any successful ``add`` passes, so the barely-warmed tiny model gets mixed rewards within a group."""
 
-    def score(self, task, messages, *, env=None, termination=None, judge=None):
-        score = super().score(task, messages, env=env, termination=termination, judge=judge)
+    async def score(self, task, messages, *, env=None, termination=None, judge=None):
+        score = await super().score(task, messages, env=env, termination=termination, judge=judge)
         score.reward = float(score.info["value"] != 0)
         return score
 
@@ -39,7 +39,7 @@ def warmed_policy(tiny_checkpoint, tmp_path_factory):
     tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint)
     model = AutoModelForCausalLM.from_pretrained(tiny_checkpoint)
     bench = CounterBenchmark(n_tasks=8)
-    streams = gold_streams(bench, bench.load_tasks(None, "easy"), tokenizer, {tokenizer.eos_token_id})
+    streams = gold_streams(bench, bench.load_tasks("easy"), tokenizer, {tokenizer.eos_token_id})
     losses = sft_warmup(model, streams, steps=100, lr=5e-3, pad_id=tokenizer.pad_token_id)
     assert losses[-1] < losses[0] / 10
     out = tmp_path_factory.mktemp("warm") / "ckpt"
@@ -98,7 +98,7 @@ def test_two_grpo_steps_through_the_runner(warmed_policy, tmp_path):
     from mua.training.grpo import build_trainer
 
     bench = LenientCounter(n_tasks=8)
-    tasks = bench.load_tasks(None, "easy")[:2]
+    tasks = bench.load_tasks("easy")[:2]
     cfg = TrainConfig(policy=str(warmed_policy), output_dir=str(tmp_path / "out"), benchmark="counter",
                       num_generations=G, batch_size=BATCH, max_steps=2, learning_rate=1e-3,
                       max_turn_tokens=TURN, max_completion_tokens=BUDGET, save_steps=1, progress=False,
@@ -187,21 +187,23 @@ def _check_stream_matches_conversation(tok, suffixer, ep) -> None:
 def test_one_grpo_step_on_tau2_retail_train_tasks(tiny_checkpoint, data_dir, tmp_path):
     """The real adapter: retail policy and tools in the prompt (~10k tokens), tau2 environment and scoring,
     its scripted user. The untrained model's replies are noise; the token bookkeeping must still hold."""
-    from mua.harness.registry import get_benchmark
+    from mua.harness.registry import open_benchmark
     from mua.training.config import TrainConfig
     from mua.training.grpo import build_trainer, load_training_tasks
 
     torch.set_num_threads(1)
-    bench = get_benchmark("tau2")
+    bench = open_benchmark("tau2", data_dir)
     cfg = TrainConfig(policy=str(tiny_checkpoint), output_dir=str(tmp_path / "out"), benchmark="tau2",
                       subsets=["retail"], split="train", task_ids=["105"], num_generations=2, batch_size=2,
                       max_steps=1, max_turn_tokens=12, max_completion_tokens=80, save_steps=10, progress=False,
-                      user_model="scripted").validate(("test", None, "base"))
-    tasks = load_training_tasks(bench, cfg, data_dir)
+                      user_model="scripted").validate()
+    tasks = load_training_tasks(bench, cfg)
     assert [t.split for t in tasks] == ["train"]
-    # three user turns, so the stream carries user suffixes as well as any tool results
-    user = lambda task, seed: ScriptedUser(["I want to exchange an item.", "Are you sure? Please check again.",
-                                            "###STOP###"], stop_markers=["###STOP###"])  # noqa: E731
+
+    def user(task, seed):  # three user turns, so the stream carries user suffixes as well as any tool results
+        return ScriptedUser(["I want to exchange an item.", "Are you sure? Please check again.", "###STOP###"],
+                            stop_markers=["###STOP###"])
+
     trainer, rollout = build_trainer(cfg, bench, tasks, trainer_cls=_capturing_trainer(), make_user=user)
     trainer._rollout = rollout
     trainer.train()

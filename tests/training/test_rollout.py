@@ -24,17 +24,19 @@ class RecordingUser(ScriptedUser):
 class PartlyJudgedCounter(CounterBenchmark):
     """Scores like the counter but reports a skipped component, as tau2 does for NL assertions without a judge."""
 
-    def score(self, task, messages, *, env=None, termination=None, judge=None):
-        score = super().score(task, messages, env=env, termination=termination, judge=judge)
-        if judge is None:
+    async def score(self, task, messages, *, env=None, termination=None, judge=None):
+        score = await super().score(task, messages, env=env, termination=termination, judge=judge)
+        if judge is None:  # as tau2: a passing score with a skipped check is unknown (reward None)
             score.components["nl_assertion"] = None
+            if score.reward:
+                score.partial_reward, score.reward = score.reward, None
         return score
 
 
 def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, mask_truncated=False,
-             incomplete="drop", max_turns=None):
+             incomplete="drop", max_turns=None, truncated_reward=0.0, progress=False):
     bench = PartlyJudgedCounter(n_tasks=3)
-    tasks = bench.load_tasks(None, "easy")
+    tasks = bench.load_tasks("easy")
     backend = ScriptedBackend(tokenizer, texts, tokenizer.eos_token_id)
     cfg = TrainConfig(max_turn_tokens=64, max_completion_tokens=budget)
     make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: backend, None)
@@ -45,10 +47,10 @@ def _rollout(tokenizer, stop_ids, texts, budget=2048, user=None, tmp_path=None, 
         return user(task) if user else bench.gold_user(task)
 
     settings = RolloutSettings(seed=7, mask_truncated=mask_truncated, incomplete_scores=incomplete,
-                               max_turns=max_turns)
+                               max_turns=max_turns, truncated_reward=truncated_reward)
     player = EpisodePlayer(bench, tasks, make_policy, make_user, settings, tokenizer.pad_token_id,
                            judge=None if incomplete == "drop" else object())
-    func = RolloutFunc(player, lambda trainer: backend, samples_per_step=2)
+    func = RolloutFunc(player, lambda trainer: backend, samples_per_step=2, progress=progress)
     trainer = SimpleNamespace(state=SimpleNamespace(global_step=3),
                               args=SimpleNamespace(output_dir=str(tmp_path)),
                               accelerator=SimpleNamespace(process_index=0, is_main_process=True))
@@ -126,9 +128,9 @@ def test_failed_episode_has_no_reward_but_keeps_its_row(tiny_tokenizer, stop_ids
 def test_reward_function_returns_rewards_and_logs_episode_metrics():
     logged = {}
     stats = [{"turns": 2, "agent_turns": 2, "clipped_turns": 1, "generated_tokens": 10, "truncated": False,
-              "error": None},
+              "error": None, "passed": True, "policy_tokens": 10},
              {"turns": 1, "agent_turns": 1, "clipped_turns": 0, "generated_tokens": 4, "truncated": True,
-              "error": None}]
+              "error": None, "passed": False, "policy_tokens": 4}]
     rewards = episode_reward(["a", "a"], ["", ""], episode_reward=[1.0, 0.0], episode_stats=stats,
                              log_metric=lambda k, v: logged.__setitem__(k, v))
     assert rewards == [1.0, 0.0]
@@ -166,7 +168,7 @@ def test_unreachable_user_endpoint_raises_model_error_and_closes_its_session(tin
                       user_params={"retry": {"max_attempts": 1}})
     make_user = user_factory(bench, cfg)
     backend = ScriptedBackend(tiny_tokenizer, ["ok"], tiny_tokenizer.eos_token_id)
-    player = EpisodePlayer(bench, bench.load_tasks(None, "easy"), policy_factory(
+    player = EpisodePlayer(bench, bench.load_tasks("easy"), policy_factory(
         tiny_tokenizer, stop_ids, cfg, lambda: backend, None), make_user, RolloutSettings(), 0)
     func = RolloutFunc(player, lambda trainer: backend, samples_per_step=0)
     trainer = SimpleNamespace(state=SimpleNamespace(global_step=0), args=SimpleNamespace(output_dir=str(tmp_path)),
@@ -182,3 +184,75 @@ def test_unreachable_user_endpoint_raises_model_error_and_closes_its_session(tin
         func.close()
         gc.collect()
     assert sessions[0].closed and not [w for w in caught if "Unclosed" in str(w.message)]
+
+
+def test_truncated_episodes_never_count_as_passes(tiny_tokenizer, stop_ids, tmp_path):
+    """truncated_reward: 1 rewards a budget-stopped episode, but the pass rate uses the benchmark's verdict."""
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL], budget=60, tmp_path=tmp_path,
+                                   truncated_reward=1.0)
+    out = func(["easy/0", "easy/0"], trainer)
+    assert out["episode_reward"] == [1.0, 1.0] and [s["passed"] for s in out["episode_stats"]] == [False, False]
+    logged = {}
+    episode_reward(["a", "a"], ["", ""], episode_reward=out["episode_reward"], episode_stats=out["episode_stats"],
+                   log_metric=lambda k, v: logged.__setitem__(k, v))
+    assert logged["episode/pass_rate"] == 0.0
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path, incomplete="keep")
+    assert [s["passed"] for s in func(["easy/0", "easy/2"], trainer)["episode_stats"]] == [True, False]
+
+
+def test_a_step_in_which_the_policy_generated_nothing_stops_the_run_clearly(tiny_tokenizer, stop_ids, tmp_path):
+    from mua.training.rollout import NoPolicyTokens
+
+    silent = lambda task: ScriptedUser([])  # noqa: E731  (ends every episode before the agent speaks)
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, ["Hi."], user=silent, tmp_path=tmp_path)
+    with pytest.raises(NoPolicyTokens, match="no episode of training step 4 produced a policy token .*user_stop"):
+        func(["easy/0", "easy/1"], trainer)
+    assert (tmp_path / "samples" / "step-3.0.jsonl").is_file()  # the episodes are kept to look at
+
+
+def test_rollout_shows_progress(tiny_tokenizer, stop_ids, tmp_path, capsys):
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path, progress=True)
+    func(["easy/0", "easy/1"], trainer)
+    assert "rollout step 4" in capsys.readouterr().err
+
+
+def test_a_stop_request_abandons_the_rollout(tiny_tokenizer, stop_ids, tmp_path):
+    import asyncio
+    import time
+
+    from mua.training.stopping import RolloutInterrupted
+
+    class Stalling(ScriptedUser):
+        async def respond(self, messages, tools):
+            await asyncio.sleep(60)
+
+    func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, ["Hi."], user=lambda t: Stalling([]), tmp_path=tmp_path)
+    func.interrupt = SimpleNamespace(requested=True)
+    start = time.monotonic()
+    with pytest.raises(RolloutInterrupted, match="step 4"):
+        func(["easy/0", "easy/1"], trainer)
+    assert time.monotonic() - start < 5
+
+
+def test_bfcl_miss_func_episodes_are_trainable(tiny_tokenizer, stop_ids, data_dir):
+    """Tools added at a later turn (BFCL multi_turn_miss_func) enter the stream; the episode is scored and
+    trained instead of failing with a stream error."""
+    from mua.harness.registry import open_benchmark
+    from mua.harness.selection import TaskSelection, select_tasks
+
+    bench = open_benchmark("bfcl_v3", data_dir)
+    tasks = select_tasks(bench, TaskSelection(["multi_turn_miss_func"], limit=2))["multi_turn_miss_func"]
+    backend = ScriptedBackend(tiny_tokenizer, ["Done."], tiny_tokenizer.eos_token_id)
+    cfg = TrainConfig(max_turn_tokens=16, max_completion_tokens=100_000)
+    make_policy = policy_factory(tiny_tokenizer, stop_ids, cfg, lambda: backend, None)
+    player = EpisodePlayer(bench, tasks, make_policy, lambda task, seed: bench.gold_user(task), RolloutSettings(),
+                           tiny_tokenizer.pad_token_id)
+    func = RolloutFunc(player, lambda trainer: backend, samples_per_step=0, progress=False)
+    trainer = SimpleNamespace(state=SimpleNamespace(global_step=0), args=SimpleNamespace(output_dir="."),
+                              accelerator=SimpleNamespace(process_index=0, is_main_process=True))
+    out = func([f"multi_turn_miss_func/{t.id}" for t in tasks], trainer)
+    for stats, reward in zip(out["episode_stats"], out["episode_reward"]):
+        assert stats["error"] is None and reward is not None and stats["policy_tokens"] > 0
+        assert stats["agent_turns"] > 1
+    added = [o for o in func.last if tiny_tokenizer.decode(o.completion_ids).count("<|im_start|>system") == 1]
+    assert len(added) == len(tasks)  # each episode's stream shows its grown tool list once, mid-episode

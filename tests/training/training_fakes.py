@@ -1,7 +1,7 @@
 """A scripted generation backend: replies with fixed texts, encoded once (as a model would emit ids)."""
 from __future__ import annotations
 
-from mua.harness.models.local import GenerationRequest, GenerationResult
+from mua.harness.models.generation import GenerationRequest, GenerationResult
 
 
 class ScriptedBackend:

@@ -241,7 +241,7 @@ class GorillaFileSystem(ApiSuite):
                 return sum(size(child) for child in node.contents.values())
             return 0
 
-        total = size(self._current_dir)
+        total: float = size(self._current_dir)
         if not human_readable:
             return {"disk_usage": f"{total} bytes"}
         for unit in ["B", "KB", "MB", "GB", "TB"]:

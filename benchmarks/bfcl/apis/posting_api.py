@@ -36,7 +36,7 @@ class TwitterAPI(ApiSuite):
     def posting_get_login_status(self):
         return {"login_status": bool(self.authenticated)}
 
-    def post_tweet(self, content: str, tags: list = _OMITTED, mentions: list = _OMITTED):
+    def post_tweet(self, content: str, tags: list = _OMITTED, mentions: list = _OMITTED):  # type: ignore[assignment]
         if err := self._need_login("posting"):
             return err
         tweet = {"id": self.tweet_counter, "username": self.username, "content": content,

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import random
 from datetime import date, datetime
-from typing import Optional
+from typing import Any, Optional
 
 from .base import ApiSuite, Extensions, pick
 
 TODAY = date(2025, 8, 6)  # bfcl-eval 2025.8.6.2's release day
-_DEFAULTS = {"credit_card_list": {}, "booking_record": {}, "access_token": None, "token_type": None,
+_DEFAULTS: dict[str, Any] = {"credit_card_list": {}, "booking_record": {}, "access_token": None, "token_type": None,
              "token_expires_in": None, "token_scope": None, "user_first_name": None, "user_last_name": None,
              "budget_limit": None}
 _DEFAULT_SEED = 141053

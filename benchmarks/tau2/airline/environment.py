@@ -7,7 +7,7 @@ from ..schema import INTEGER, STRING, enum, model_def, model_list, tool_spec
 from . import data_model, tools
 from .tool_docs import DOCS, MODEL_DOCS
 
-S, I = STRING, INTEGER
+S, I = STRING, INTEGER  # noqa: E741 - short names keep the tool tables readable
 CABIN = enum("business", "economy", "basic_economy")
 MODELS = {
     "FlightInfo": [("flight_number", S), ("date", S)],

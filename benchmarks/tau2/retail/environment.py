@@ -10,7 +10,7 @@ from .tool_docs import DOCS
 S, L = STRING, STRING_LIST
 ADDRESS = [("address1", S), ("address2", S), ("city", S), ("state", S), ("country", S), ("zip", S)]
 # (name, kind, parameters in signature order), in upstream's tool order.
-TOOL_TABLE = [
+TOOL_TABLE: list[tuple[str, str, list[tuple[str, dict]]]] = [
     ("calculate", "generic", [("expression", S)]),
     ("cancel_pending_order", "write", [("order_id", S), ("reason", S)]),
     ("exchange_delivered_order_items", "write",

@@ -60,7 +60,8 @@ def _optional_int(value: Any) -> Any:
         try:
             return int(value.strip())
         except ValueError:
-            raise _Invalid("int_parsing", "Input should be a valid integer, unable to parse string as an integer")
+            raise _Invalid(
+                "int_parsing", "Input should be a valid integer, unable to parse string as an integer") from None
     raise _Invalid("int_type", "Input should be a valid integer")
 
 

@@ -32,8 +32,9 @@ NUMBER = {"type": "number"}
 AGENT_KINDS = {"suspend_line": "write", "resume_line": "write", "send_payment_request": "write",
                "enable_roaming": "write", "disable_roaming": "write", "refuel_data": "write",
                "transfer_to_human_agents": "generic"}
-PARAM_TYPES = {"gb_amount": NUMBER, "limit": dict(INTEGER, default=12)}
-CUSTOM_PARAMS = {  # (parameter schema, $defs) of the two tools whose argument is an enum or a model
+PARAM_TYPES: dict[str, dict] = {"gb_amount": NUMBER, "limit": dict(INTEGER, default=12)}
+# (parameter schema, $defs) of the two tools whose argument is an enum or a model
+CUSTOM_PARAMS: dict[str, tuple[dict, dict]] = {
     "set_network_mode_preference": ({"anyOf": [{"$ref": "#/$defs/NetworkModePreference"}, {"type": "string"}],
                                      "title": "Mode"}, NETWORK_MODE_DEFS),
     "set_apn_settings": ({"anyOf": [{"$ref": "#/$defs/APNSettings"},
@@ -106,6 +107,7 @@ def build_user_tools() -> dict[str, ToolDef]:
     out = {}
     for name in USER_DOCS:  # upstream order
         func = _user_function(name)
+        assert func is not None, f"telecom user tool {name} is documented but not implemented"
         kind = "read" if name.startswith(("check_", "run_", "can_")) else "write"
         out[name] = _tool(func, USER_DOCS, "TelecomUserTools", kind)
     return out

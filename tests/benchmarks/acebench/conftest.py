@@ -12,8 +12,8 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="session")
-def bench() -> AceBenchmark:
-    return AceBenchmark()
+def bench(data_dir) -> AceBenchmark:
+    return AceBenchmark(data_dir)
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ SUBSET = "agent_multi_turn_en"
 
 def _error(root, subset: str = SUBSET) -> str:
     with pytest.raises(DataError) as info:
-        AceBenchmark().load_tasks(root, subset)
+        AceBenchmark(root).load_tasks(subset)
     return str(info.value)
 
 
@@ -82,8 +82,8 @@ def test_broken_default_states(shadow, change, expected):
 
 
 def test_acebench_has_no_splits(data_dir):
-    bench = AceBenchmark()
-    assert len(bench.load_tasks(data_dir, SUBSET)) == 30
+    bench = AceBenchmark(data_dir)
+    assert len(bench.load_tasks(SUBSET)) == 30
     for split in ("nosuch", "base", "test"):
         with pytest.raises(ConfigError, match="acebench has no splits"):
-            bench.load_tasks(data_dir, SUBSET, split=split)
+            bench.load_tasks(SUBSET, split=split)

@@ -27,7 +27,7 @@ OFFICIAL_GOLD_PASS = {"agent_multi_turn_en": 29, "agent_multi_step_en": 12, "age
 @pytest.mark.parametrize("subset", ["agent_multi_turn_en", "agent_multi_step_en", "agent_multi_turn_zh",
                                     "agent_multi_step_zh"])
 def test_gold_matches_official_verdicts(bench, data_dir, official, subset):
-    tasks = bench.load_tasks(data_dir, subset)
+    tasks = bench.load_tasks(subset)
     assert len(tasks) == (30 if "multi_turn" in subset else 20)
     passed = 0
     for task in tasks:
@@ -42,7 +42,7 @@ def test_gold_matches_official_verdicts(bench, data_dir, official, subset):
 
 
 def test_gold_agent_emits_structured_calls(bench, data_dir):
-    task = bench.find_task(data_dir, "agent_multi_turn_en", "agent_multi_turn_0")
+    task = bench.find_task("agent_multi_turn_en", "agent_multi_turn_0")
     result = asyncio.run(run_episode(bench, task, bench.gold_agent(task), bench.gold_user(task)))
     calls = [c for m in result.messages if m.role == "assistant" for c in (m.tool_calls or [])]
     assert [c.name for c in calls] == ["turn_on_wifi", "get_earliest_message_id", "delete_message", "send_message"]

@@ -1,6 +1,8 @@
 """`mua score` path (find_task + score with env=None) against official verdicts, and the checker's quirks."""
 from __future__ import annotations
 
+import asyncio
+
 import json
 
 import pytest
@@ -22,9 +24,9 @@ def test_fixture_covers_pass_and_fail(official):
 def test_score_agrees_with_official_checker(bench, data_dir, official, as_messages):
     mismatches = []
     for case in _cases(official):
-        task = bench.find_task(data_dir, case["subset"], case["id"])
+        task = bench.find_task(case["subset"], case["id"])
         messages = [Message.from_dict(m) for m in as_messages(task, case["calls"])]
-        score = bench.score(task, messages, env=None)
+        score = asyncio.run(bench.score(task, messages, env=None))
         got = (score.components["end_state"] == 1.0, score.components["process"])
         if got != (case["end_state"], case["process"]) or score.reward != float(case["end_state"]):
             mismatches.append((case["subset"], case["id"], case["variant"], got))
@@ -43,8 +45,8 @@ def test_tool_results_match_official_execution(bench, data_dir, official):
     for case in _cases(official):
         if "exec" not in case:
             continue
-        task = bench.find_task(data_dir, case["subset"], case["id"])
-        executor = AceExecutor(task.raw["world"])
+        task = bench.find_task(case["subset"], case["id"])
+        executor = AceExecutor(task.context.world)
         for message, want in zip(case["calls"], case["exec"]):
             calls = [ToolCall(id=str(i), name=n, arguments=json.dumps(a, ensure_ascii=False))
                      for i, (n, a) in enumerate(message)]
@@ -61,16 +63,16 @@ def test_tool_results_match_official_execution(bench, data_dir, official):
 
 
 def test_replay_ignores_recorded_tool_results_and_text(bench, data_dir, as_messages):
-    task = bench.find_task(data_dir, "agent_multi_turn_en", "agent_multi_turn_0")
+    task = bench.find_task("agent_multi_turn_en", "agent_multi_turn_0")
     gold = [[["turn_on_wifi", {}]], [["delete_message", {"message_id": 3}]],
             [["send_message", {"sender_name": "Grace", "receiver_name": "Frank",
                                "message": "Are you free tomorrow to have lunch with me?"}]]]
-    assert bench.score(task, [Message.from_dict(m) for m in as_messages(task, gold)]).reward == 1.0
+    assert asyncio.run(bench.score(task, [Message.from_dict(m) for m in as_messages(task, gold)])).reward == 1.0
     # the same calls written as text are not executed
     text_only = [Message(role="user", content="hi"),
                  Message(role="assistant", content="[turn_on_wifi()]"),
                  Message(role="tool", content='{"status": true}', tool_call_id="x")]
-    score = bench.score(task, text_only)
+    score = asyncio.run(bench.score(task, text_only))
     assert score.reward == 0.0 and score.info["error_type"] == "wrong number of class"
 
 

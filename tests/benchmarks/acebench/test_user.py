@@ -30,7 +30,7 @@ def _call(name, **args):
 
 
 def test_multi_turn_episode_with_simulated_user(bench, data_dir):
-    task = bench.find_task(data_dir, "agent_multi_turn_en", "agent_multi_turn_0")
+    task = bench.find_task("agent_multi_turn_en", "agent_multi_turn_0")
     user_model = ScriptedModel(["Please text Frank: 'Are you free tomorrow to have lunch with me?'",
                                 "Delete the oldest one.", "finish conversation"])
     agent_model = ScriptedModel([
@@ -61,7 +61,7 @@ def test_multi_turn_episode_with_simulated_user(bench, data_dir):
 
 
 def test_finish_is_ignored_before_loop_index_two(bench, data_dir):
-    task = bench.find_task(data_dir, "agent_multi_turn_en", "agent_multi_turn_0")
+    task = bench.find_task("agent_multi_turn_en", "agent_multi_turn_0")
     user_model = ScriptedModel(["finish conversation", "finish conversation", "finish conversation"])
     agent_model = ScriptedModel(["How can I help?", "Are you sure?", "Bye."])
     result = asyncio.run(run_episode(bench, task, ModelAgent(agent_model), bench.simulated_user(task, user_model)))
@@ -71,7 +71,7 @@ def test_finish_is_ignored_before_loop_index_two(bench, data_dir):
 
 
 def test_agent_finish_ends_multi_turn(bench, data_dir):
-    task = bench.find_task(data_dir, "agent_multi_turn_en", "agent_multi_turn_0")
+    task = bench.find_task("agent_multi_turn_en", "agent_multi_turn_0")
     user_model = ScriptedModel(["hello", "go on"])
     agent_model = ScriptedModel(["finish conversation", "finish conversation"])
     result = asyncio.run(run_episode(bench, task, ModelAgent(agent_model), bench.simulated_user(task, user_model)))
@@ -80,7 +80,7 @@ def test_agent_finish_ends_multi_turn(bench, data_dir):
 
 
 def test_multi_step_nudges_text_and_stops_on_finish(bench, data_dir):
-    task = bench.find_task(data_dir, "agent_multi_step_en", "agent_multi_step_2")
+    task = bench.find_task("agent_multi_step_en", "agent_multi_step_2")
     agent_model = ScriptedModel(["Let me think.", _call("turn_on_wifi"), "finish conversation"])
     user = bench.simulated_user(task, ScriptedModel([]))
     result = asyncio.run(run_episode(bench, task, ModelAgent(agent_model), user))
@@ -91,7 +91,7 @@ def test_multi_step_nudges_text_and_stops_on_finish(bench, data_dir):
 
 
 def test_dialogue_limit_is_official_forty_iterations(bench, data_dir):
-    task = bench.find_task(data_dir, "agent_multi_step_en", "agent_multi_step_2")
+    task = bench.find_task("agent_multi_step_en", "agent_multi_step_2")
     agent_model = ScriptedModel([_call("turn_on_wifi")] * 30)
     result = asyncio.run(run_episode(bench, task, ModelAgent(agent_model), bench.gold_user(task)))
     assert result.termination == "max_steps"

@@ -14,7 +14,7 @@ SUBSET = "multi_turn_base"
 
 def _error(root, subset: str = SUBSET, split=None) -> str:
     with pytest.raises(DataError) as info:
-        BfclBenchmark().load_tasks(root, subset, split)
+        BfclBenchmark(root).load_tasks(subset, split)
     return str(info.value)
 
 

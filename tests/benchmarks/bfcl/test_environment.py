@@ -11,11 +11,11 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def test_bad_calls_match_official_texts(data_dir):
     fixture = json.loads((FIXTURES / "bad_calls_official.json").read_text())
-    bench = BfclBenchmark()
+    bench = BfclBenchmark(data_dir)
     mismatches = []
     for case in fixture["cases"]:
         subset = case["task_id"].rsplit("_", 1)[0]
-        env = bench.start(bench.find_task(data_dir, subset, case["task_id"])).env
+        env = bench.start(bench.find_task(subset, case["task_id"])).env
         for (name, args), expected in zip(fixture["calls"], case["results"]):
             got = env.execute(ToolCall(id="x", name=name, arguments=json.dumps(args))).content[:400]
             if got != expected:
@@ -24,8 +24,8 @@ def test_bad_calls_match_official_texts(data_dir):
 
 
 def test_tools_are_openai_schemas_and_miss_func_withholds(data_dir):
-    bench = BfclBenchmark()
-    task = next(t for t in bench.load_tasks(data_dir, "multi_turn_miss_func") if t.raw.get("missed_function"))
+    bench = BfclBenchmark(data_dir)
+    task = next(t for t in bench.load_tasks("multi_turn_miss_func") if t.raw.get("missed_function"))
     turn, names = next(iter((int(k), v) for k, v in task.raw["missed_function"].items()))
     env = bench.start(task).env
     before = {t.name for t in env.agent_tools(turn - 1)}
@@ -37,16 +37,16 @@ def test_tools_are_openai_schemas_and_miss_func_withholds(data_dir):
 
 
 def test_holdout_turn_user_text(data_dir):
-    bench = BfclBenchmark()
-    task = next(t for t in bench.load_tasks(data_dir, "multi_turn_miss_func") if t.raw.get("missed_function"))
+    bench = BfclBenchmark(data_dir)
+    task = next(t for t in bench.load_tasks("multi_turn_miss_func") if t.raw.get("missed_function"))
     turn = int(next(iter(task.raw["missed_function"])))
     user = bench.gold_user(task)
     assert user.turns[turn].content == "I have updated some more functions you can choose from. What about now?"
 
 
 def test_episode_start_is_fresh(data_dir):
-    bench = BfclBenchmark()
-    task = bench.find_task(data_dir, "multi_turn_base", "multi_turn_base_0")
+    bench = BfclBenchmark(data_dir)
+    task = bench.find_task("multi_turn_base", "multi_turn_base_0")
     env1 = bench.start(task).env
     env1.execute(ToolCall(id="1", name="cd", arguments='{"folder": "document"}'))
     env1.execute(ToolCall(id="2", name="mkdir", arguments='{"dir_name": "zzz"}'))

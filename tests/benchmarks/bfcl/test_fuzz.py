@@ -25,15 +25,15 @@ VALUES = st.recursive(SCALARS, lambda kids: st.one_of(st.lists(kids, max_size=4)
 def _names(bench, data_dir):
     names = set()
     for tid in TASK_IDS:
-        task = bench.find_task(data_dir, tid.rsplit("_", 1)[0], tid)
+        task = bench.find_task(tid.rsplit("_", 1)[0], tid)
         names |= {t.name for t in bench.start(task).env.agent_tools(99)}
     return sorted(names) + ["eval", "exec", "__import__", "kill", "run", "_setup", "_state", "a.b", "class", ""]
 
 
 def test_fuzzed_calls_stay_in_episode(data_dir, tmp_path):
-    bench = BfclBenchmark()
+    bench = BfclBenchmark(data_dir)
     names = _names(bench, data_dir)
-    tasks = [bench.find_task(data_dir, t.rsplit("_", 1)[0], t) for t in TASK_IDS]
+    tasks = [bench.find_task(t.rsplit("_", 1)[0], t) for t in TASK_IDS]
     snapshot = {t.id: copy.deepcopy(t.initial_state) for t in tasks}
     ext = bfcl_data.extensions(data_dir)
     ext_before = json.dumps(ext._constants, default=repr, sort_keys=True)

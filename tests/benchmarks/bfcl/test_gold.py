@@ -5,6 +5,7 @@ import asyncio
 import pytest
 
 from mua.benchmarks.bfcl import BfclBenchmark
+from mua.harness.metrics import summary_fields
 from mua.harness.runner import run_episode
 
 OFFICIAL_GOLD_FAILURES = {"multi_turn_base_154": "multi_turn:force_terminated"}
@@ -12,8 +13,8 @@ OFFICIAL_GOLD_FAILURES = {"multi_turn_base_154": "multi_turn:force_terminated"}
 
 @pytest.mark.parametrize("subset", BfclBenchmark.subsets)
 def test_gold_passes_like_official(data_dir, subset):
-    bench = BfclBenchmark()
-    tasks = bench.load_tasks(data_dir, subset)
+    bench = BfclBenchmark(data_dir)
+    tasks = bench.load_tasks(subset)
     assert len(tasks) == 200
     failures = {}
     for task in tasks:
@@ -24,7 +25,8 @@ def test_gold_passes_like_official(data_dir, subset):
     assert failures == expected
 
 
-def test_summarize_reports_accuracy():
-    bench = BfclBenchmark()
+def test_declared_summary_reports_accuracy():
+    decl = BfclBenchmark.declared_metrics()
     eps = [{"reward": 1.0, "error": None}, {"reward": 0.0, "error": None}, {"reward": None, "error": "boom"}]
-    assert bench.summarize(eps)["accuracy"] == 0.5
+    assert summary_fields(decl, eps)["accuracy"] == 0.5
+    assert summary_fields(decl, eps[2:])["accuracy"] is None  # nothing scored: unknown, not 0

@@ -1,5 +1,6 @@
 """Verdicts agree with the official checker: on broken trajectories derived from ground truth and on the real
 gpt-oss result files (fixtures hold the official verdicts, computed by running bfcl-eval 2025.8.6.2)."""
+import asyncio
 import json
 from pathlib import Path
 
@@ -31,11 +32,11 @@ def _messages(bench, task, steps):
 
 def test_broken_trajectories_match_official(data_dir):
     cases = json.loads((FIXTURES / "broken_trajectories.json").read_text())
-    bench = BfclBenchmark()
+    bench = BfclBenchmark(data_dir)
     mismatches = []
     for case in cases:
-        task = bench.find_task(data_dir, case["subset"], case["task_id"])
-        score = bench.score(task, _messages(bench, task, case["steps"]))
+        task = bench.find_task(case["subset"], case["task_id"])
+        score = asyncio.run(bench.score(task, _messages(bench, task, case["steps"])))
         got = {"valid": score.reward == 1.0, "error_type": score.info.get("error_type")}
         if got != case["official"]:
             mismatches.append((case["task_id"], case["kind"], got, case["official"]))
@@ -51,14 +52,15 @@ RECORDED_AGREEMENT_V3 = {"120b__BFCL_v4_multi_turn_base": 161, "120b__BFCL_v4_mu
 
 def test_real_results_match_official_v3_verdicts(data_dir, real_dir):
     fixture = json.loads((FIXTURES / "official_v3_real_verdicts.json").read_text())["verdicts"]
-    bench = BfclBenchmark()
+    bench = BfclBenchmark(data_dir)
     for name, expected in fixture.items():
-        items = list(read_result_file(bench, real_dir / "bfcl" / name, data_dir, bfcl_data.V3))
+        items = list(read_result_file(bench.load_release, real_dir / "bfcl" / name,
+                                      data_dir, bfcl_data.V3))
         assert len(items) == 200 and {it.variant for it in items} == {"v3"}
         got = {}
         recorded_agree = 0
         for it in items:
-            score = bench.score(it.task, it.messages)
+            score = asyncio.run(bench.score(it.task, it.messages))
             got[it.task_id] = "pass" if score.reward == 1.0 else CODES[score.info["error_type"]]
             assert it.official is not None  # the score file next to it was read
             recorded_agree += (score.reward == 1.0) == it.official["valid"]
@@ -68,30 +70,30 @@ def test_real_results_match_official_v3_verdicts(data_dir, real_dir):
 
 
 def test_score_file_verdicts_are_read(data_dir, real_dir):
-    bench = BfclBenchmark()
+    bench = BfclBenchmark(data_dir)
     path = real_dir / "bfcl" / "openai_gpt-oss-20b__BFCL_v4_multi_turn_base_result.json"
-    items = list(bench.read_official(path, data_dir))
+    items = list(bench.read_official(path))
     assert sum(it.official["valid"] for it in items) == 95  # the file's own count (v4 run)
 
 
 def test_not_a_bfcl_file(data_dir, tmp_path):
-    assert BfclBenchmark().read_official(tmp_path / "results.json", data_dir) is None
+    assert BfclBenchmark(data_dir).read_official(tmp_path / "results.json") is None
 
 
 def test_force_terminated_when_turns_missing(data_dir):
-    bench = BfclBenchmark()
-    task = bench.find_task(data_dir, "multi_turn_base", "multi_turn_base_0")
-    score = bench.score(task, [Message(role="user", content="only one turn")])
+    bench = BfclBenchmark(data_dir)
+    task = bench.find_task("multi_turn_base", "multi_turn_base_0")
+    score = asyncio.run(bench.score(task, [Message(role="user", content="only one turn")]))
     assert score.reward == 0.0 and score.info["error_type"] == "multi_turn:force_terminated"
 
 
 @pytest.mark.parametrize("args", ['{"folder": "document"', '["document"]', ''])
 def test_undecodable_step_is_dropped(data_dir, args):
-    bench = BfclBenchmark()
-    task = bench.find_task(data_dir, "multi_turn_base", "multi_turn_base_0")
+    bench = BfclBenchmark(data_dir)
+    task = bench.find_task("multi_turn_base", "multi_turn_base_0")
     msgs = [Message.from_dict({"role": "user", "content": "t0"}),
             Message.from_dict({"role": "assistant", "content": None, "tool_calls": [
                 {"id": "a", "type": "function", "function": {"name": "cd", "arguments": args}}]})]
     msgs += [Message(role="user", content=f"t{i}") for i in range(1, len(task.evaluation))]
-    score = bench.score(task, msgs)
+    score = asyncio.run(bench.score(task, msgs))
     assert score.info["error_type"] == "multi_turn:empty_turn_model_response" and score.info["failed_turn"] == 0

@@ -31,18 +31,18 @@ RECORDED_AGREEMENT_V4 = {
 
 def _task(bench, data_dir, task_id, split="v4"):
     subset = task_id.rsplit("_", 1)[0]
-    return next(t for t in bench.load_tasks(data_dir, subset, split) if t.id == task_id)
+    return next(t for t in bench.load_tasks(subset, split) if t.id == task_id)
 
 
 def test_real_results_match_recorded_v4_verdicts(data_dir, real_dir):
-    bench = BfclBenchmark()
+    bench = BfclBenchmark(data_dir)
     got = {}
     for name in RECORDED_AGREEMENT_V4:
-        items = list(bench.read_official(real_dir / "bfcl" / name, data_dir))
+        items = list(bench.read_official(real_dir / "bfcl" / name))
         assert {it.variant for it in items} == {"v4"} and all(it.task.split == "v4" for it in items)
         agree = same_code = 0
         for it in items:
-            score = bench.score(it.task, it.messages, termination=it.termination)
+            score = asyncio.run(bench.score(it.task, it.messages, termination=it.termination))
             mine = "pass" if score.reward == 1.0 else CODES[score.info["error_type"]]
             recorded = "pass" if it.official["valid"] else CODES[it.official["error_type"]]
             agree += (mine == "pass") == (recorded == "pass")
@@ -53,7 +53,7 @@ def test_real_results_match_recorded_v4_verdicts(data_dir, real_dir):
 
 def test_bad_calls_match_official_v4_texts(data_dir):
     fixture = json.loads((FIXTURES / "bad_calls_official_v4.json").read_text())
-    bench = BfclBenchmark()
+    bench = BfclBenchmark(data_dir)
     mismatches = []
     for case in fixture["cases"]:
         env = bench.start(_task(bench, data_dir, case["task_id"])).env
@@ -67,8 +67,8 @@ def test_bad_calls_match_official_v4_texts(data_dir):
 @pytest.mark.parametrize("subset", BfclBenchmark.subsets)
 def test_v4_gold_passes_like_official(data_dir, subset):
     """The official v4 checker passes its own ground truth on all 800 v4 tasks (v3's base_154 was fixed)."""
-    bench = BfclBenchmark()
-    tasks = bench.load_tasks(data_dir, subset, "v4")
+    bench = BfclBenchmark(data_dir)
+    tasks = bench.load_tasks(subset, "v4")
     assert len(tasks) == 200
     failures = {}
     for task in tasks:
@@ -79,7 +79,7 @@ def test_v4_gold_passes_like_official(data_dir, subset):
 
 
 def test_release_choice_and_v4_tools(data_dir):
-    bench = BfclBenchmark()
+    bench = BfclBenchmark(data_dir)
     v3, v4 = _task(bench, data_dir, "multi_turn_base_100", None), _task(bench, data_dir, "multi_turn_base_100")
     assert v3.split is None and v4.split == "v4"
     tools3 = {t.name for t in bench.start(v3).env.agent_tools()}
@@ -89,14 +89,14 @@ def test_release_choice_and_v4_tools(data_dir):
     assert env4.execute(ToolCall(id="a", name="make_transaction", arguments="{}")).error
     assert "missing" in env3.execute(ToolCall(id="a", name="make_transaction", arguments="{}")).content
     with pytest.raises(ConfigError):
-        bench.load_tasks(data_dir, "multi_turn_base", "v5")
+        bench.load_tasks("multi_turn_base", "v5")
 
 
 def test_excluded_function_is_still_offered_as_upstream(data_dir):
     """No official version reads ``excluded_function``: the function stays in the tools (and gpt-oss called
     them in the real runs)."""
-    bench = BfclBenchmark()
-    task = next(t for t in bench.load_tasks(data_dir, "multi_turn_base", "v4") if t.raw.get("excluded_function"))
+    bench = BfclBenchmark(data_dir)
+    task = next(t for t in bench.load_tasks("multi_turn_base", "v4") if t.raw.get("excluded_function"))
     assert set(task.raw["excluded_function"]) <= {t.name for t in bench.start(task).env.agent_tools()}
 
 
@@ -112,19 +112,19 @@ def _write_run(tmp_path, name, rows, failures):
 def test_release_follows_recorded_prompts(data_dir, tmp_path):
     """A BFCL_v4 file whose score file shows v3 prompts (bfcl-eval 2025.8.25 wrote such files) is read as v3;
     without a score file the name decides."""
-    bench = BfclBenchmark()
-    v3 = next(t for t in bench.load_tasks(data_dir, "multi_turn_base")
+    bench = BfclBenchmark(data_dir)
+    v3 = next(t for t in bench.load_tasks("multi_turn_base")
               if t.raw["question"] != _task(bench, data_dir, t.id).raw["question"])
     row = {"id": v3.id, "result": [[] for _ in v3.evaluation]}
     failure = {"id": v3.id, "valid": False, "error": {"error_type": "multi_turn:empty_turn_model_response"},
                "prompt": {k: v3.raw[k] for k in ("id", "question", "initial_config", "involved_classes")}}
     old = _write_run(tmp_path, "m__BFCL_v4_multi_turn_base", [row], [failure])
-    assert [it.variant for it in bench.read_official(old, data_dir)] == ["v3"]
+    assert [it.variant for it in bench.read_official(old)] == ["v3"]
     (tmp_path / "bare").mkdir()
     bare = _write_run(tmp_path / "bare", "m__BFCL_v4_multi_turn_base", [row], None)
-    assert [it.variant for it in bench.read_official(bare, data_dir)] == ["v4"]
+    assert [it.variant for it in bench.read_official(bare)] == ["v4"]
     named_v3 = _write_run(tmp_path, "m__BFCL_v3_multi_turn_base", [row], None)
-    assert [it.variant for it in bench.read_official(named_v3, data_dir)] == ["v3"]
+    assert [it.variant for it in bench.read_official(named_v3)] == ["v3"]
 
 
 
@@ -132,10 +132,10 @@ def test_score_line_with_variant_v4_uses_v4_data(tmp_path, data_dir):
     from mua.harness.cli import main
 
     # multi_turn_base_6's ground truth changed in v4: each gold trajectory passes only on its own data.
-    bench = BfclBenchmark()
+    bench = BfclBenchmark(data_dir)
     lines = []
     for split in (None, "v4"):
-        task = next(t for t in bench.load_tasks(data_dir, "multi_turn_base", split) if t.id == "multi_turn_base_6")
+        task = next(t for t in bench.load_tasks("multi_turn_base", split) if t.id == "multi_turn_base_6")
         result = asyncio.run(run_episode(bench, task, bench.gold_agent(task), bench.gold_user(task), score=False))
         messages = [m.to_dict() for m in result.messages]
         for variant in ("v3", "v4"):

@@ -14,7 +14,7 @@ TELECOM_USER_DB = "tau2/domains/telecom/user_db.toml"
 
 def _error(root, domain: str) -> str:
     with pytest.raises(DataError) as info:
-        Tau2Benchmark().load_tasks(root, domain, "base")
+        Tau2Benchmark(root).load_tasks(domain, "base")
     return str(info.value)
 
 
@@ -22,13 +22,13 @@ def _start_error(root, domain: str) -> str:
     """start() on a task whose data dir holds the broken database (read without the benchmark's check)."""
     task = read_task_file(root, domain, None)[0]
     with pytest.raises(DataError) as info:
-        Tau2Benchmark().start(task)
+        Tau2Benchmark(root).start(task)
     return str(info.value)
 
 
 def test_the_intact_copy_loads(shadow):
     shadow.path("tau2/domains/retail/db.json")
-    assert len(Tau2Benchmark().load_tasks(shadow.root, "retail", "base")) > 0
+    assert len(Tau2Benchmark(shadow.root).load_tasks("retail", "base")) > 0
 
 
 def test_missing_airline_db(shadow):

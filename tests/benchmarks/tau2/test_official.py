@@ -13,6 +13,8 @@ the 18 retail and 22 airline failures (DB or COMMUNICATE); EXCEPTIONS lists none
 """
 from __future__ import annotations
 
+import asyncio
+
 import json
 from pathlib import Path
 
@@ -21,13 +23,14 @@ import pytest
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.benchmarks.tau2.official import evaluated_task, parse_reward_info
 from mua.benchmarks.tau2.tasks import make_task
+from helpers.data import DATA_DIR
 
 TOOLORCHESTRA = {  # file: (agreeing, total, simulations relabelled, official passes)
     "toolorchestra__toolorchestra_retail_gpt-5_1trial.json": (114, 114, 113, 96),
     "toolorchestra__toolorchestra_airline_gpt-5_1trial.json": (50, 50, 49, 28),
 }
 EXCEPTIONS: dict[tuple[str, str], str] = {}  # (file, evaluated task id): why mua's verdict differs
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 
 
 def _files(real_dir: Path) -> list[Path]:
@@ -36,11 +39,11 @@ def _files(real_dir: Path) -> list[Path]:
 
 def _agreement(path: Path, data_dir: Path) -> tuple[int, int, list[str]]:
     agree, total, disagree = 0, 0, []
-    for item in BENCH.read_official(path, data_dir):
+    for item in BENCH.read_official(path):
         assert item.error is None, (path.name, item.task_id, item.error)
         if item.subset not in ("retail", "airline"):
             continue
-        score = BENCH.score(item.task, item.messages, termination=item.termination)
+        score = asyncio.run(BENCH.score(item.task, item.messages, termination=item.termination))
         assert not score.info.get("incomplete"), (path.name, item.task_id, score)
         total += 1
         if score.reward == pytest.approx(item.official["reward"]):
@@ -72,7 +75,7 @@ def test_toolorchestra_verdicts_agree(real_dir, data_dir, name):
 @pytest.mark.parametrize("name", sorted(TOOLORCHESTRA))
 def test_toolorchestra_sims_get_the_evaluated_task(real_dir, data_dir, name):
     labels = [str(s["task_id"]) for s in json.loads((real_dir / "tau2" / name).read_text())["simulations"]]
-    items = list(BENCH.read_official(real_dir / "tau2" / name, data_dir))
+    items = list(BENCH.read_official(real_dir / "tau2" / name))
     relabelled = sum(label != item.task_id for label, item in zip(labels, items))
     passes = sum(item.official["reward"] == 1.0 for item in items)
     assert (relabelled, passes) == TOOLORCHESTRA[name][2:]
@@ -92,7 +95,10 @@ def test_evaluated_task_reports_unmatched(data_dir):
             {"action_id": f"{tid}_0", "name": name, "arguments": {"x": 1}}], "reward_basis": ["DB"]}},
             "retail", data_dir)
     tasks = {"1": task("1", "a"), "2": task("2", "b")}
-    checks = lambda name: {"action_checks": [{"action": {"action_id": "9_0", "name": name, "arguments": {"x": 1}}}]}
+
+    def checks(name):
+        return {"action_checks": [{"action": {"action_id": "9_0", "name": name, "arguments": {"x": 1}}}]}
+
     assert evaluated_task(tasks, "1", checks("a"))[0] is tasks["1"]
     assert evaluated_task(tasks, "1", checks("b"))[0] is tasks["2"]
     found, why = evaluated_task(tasks, "1", checks("c"))
@@ -109,9 +115,10 @@ def test_parse_reward_info_reads_a_repr_string_without_running_it():
 
 
 def test_read_official_shapes(real_dir, data_dir):
-    path = real_dir / "tau2" / "blakeelias__2025-10-05T07-42-54.471516_airline_llm_agent_grok-3_user_simulator_grok-3.json"
-    items = list(BENCH.read_official(path, data_dir))
+    path = (real_dir / "tau2"
+            / "blakeelias__2025-10-05T07-42-54.471516_airline_llm_agent_grok-3_user_simulator_grok-3.json")
+    items = list(BENCH.read_official(path))
     assert len(items) == 5 and all(i.task is not None and i.official for i in items)
     calls = [c for i in items for m in i.messages if m.tool_calls for c in m.tool_calls]
     assert calls and all(isinstance(c.arguments, str) for c in calls)
-    assert BENCH.read_official(real_dir / "README.md", data_dir) is None
+    assert BENCH.read_official(real_dir / "README.md") is None

@@ -2,15 +2,18 @@
 aborts ``mua score``, never a score for a conversation that is missing or empty."""
 from __future__ import annotations
 
+import asyncio
+
 import copy
 import json
 
 import pytest
 
 from mua.benchmarks.tau2 import Tau2Benchmark
+from helpers.data import DATA_DIR
 
 SOURCE = "activegraph__runs_20260601-033543-612139_airline_results.json"  # airline task 0 officially passes
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +26,7 @@ def results(real_dir) -> dict:
 def _items(tmp_path, data_dir, doc: dict) -> list:
     path = tmp_path / "results.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    return list(BENCH.read_official(path, data_dir))
+    return list(BENCH.read_official(path))
 
 
 def _with_sim0(doc: dict, change) -> dict:
@@ -35,7 +38,7 @@ def _with_sim0(doc: dict, change) -> dict:
 def test_the_intact_simulation_is_scored(tmp_path, data_dir, results):
     item = _items(tmp_path, data_dir, results)[0]
     assert item.error is None and item.messages
-    assert BENCH.score(item.task, item.messages, termination=item.termination).reward == 1.0
+    assert asyncio.run(BENCH.score(item.task, item.messages, termination=item.termination)).reward == 1.0
 
 
 @pytest.mark.parametrize("change, reason", [

@@ -3,6 +3,8 @@ trajectories scored by official tau2 a2c0247, see the fixture's ``about``): rewa
 task's reward_basis, including the termination gating (max_steps gives 0 with no components)."""
 from __future__ import annotations
 
+import asyncio
+
 import json
 from collections import Counter
 from pathlib import Path
@@ -11,15 +13,16 @@ import pytest
 
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.harness.types import Message
+from helpers.data import DATA_DIR
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "official_verdicts.json").read_text(encoding="utf-8"))
 CASES = FIXTURE["cases"]
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 
 
 @pytest.fixture(scope="module")
 def tasks(data_dir):
-    return {(subset, t.id): t for subset in ("retail", "airline") for t in BENCH.load_tasks(data_dir, subset, None)}
+    return {(subset, t.id): t for subset in ("retail", "airline") for t in BENCH.load_tasks(subset, None)}
 
 
 def test_fixture_covers_both_domains_and_outcomes():
@@ -34,7 +37,7 @@ def test_fixture_covers_both_domains_and_outcomes():
 def test_verdict_matches_official(tasks, case):
     task = tasks[(case["domain"], case["task_id"])]
     messages = [Message.from_dict(m) for m in case["messages"]]
-    score = BENCH.score(task, messages, termination=case["termination"])
+    score = asyncio.run(BENCH.score(task, messages, termination=case["termination"]))
     assert score.reward == case["reward"], score.info
     assert score.components == {k.lower(): v for k, v in case["components"].items()}, score.info
     assert not score.info.get("incomplete"), score.info

@@ -8,7 +8,7 @@ pytest.importorskip("torch", reason="local backends need torch (pip install 'mua
 
 from mua.harness.models.chat_template import encode_prompt, render_prompt  # noqa: E402
 from mua.harness.models.decode import PrefixCache, generate_batch  # noqa: E402
-from mua.harness.models.local import GenerationRequest  # noqa: E402
+from mua.harness.models.generation import GenerationRequest  # noqa: E402
 from mua.harness.models.trace import record_turns  # noqa: E402
 from mua.harness.models.transformers_backend import TransformersChatModel  # noqa: E402
 from mua.harness.types import Message  # noqa: E402
@@ -16,7 +16,8 @@ from mua.harness.types import Message  # noqa: E402
 
 def test_kept_cache_gives_the_same_tokens_and_logprobs_as_a_full_prefill(tiny_checkpoint):
     model = TransformersChatModel(tiny_checkpoint, device="cpu")
-    first = [GenerationRequest(list(range(5, 40)), 6, 0.0, 1.0, 0), GenerationRequest(list(range(50, 60)), 6, 1.0, 1.0, 1)]
+    first = [GenerationRequest(list(range(5, 40)), 6, 0.0, 1.0, 0),
+             GenerationRequest(list(range(50, 60)), 6, 1.0, 1.0, 1)]
     cache = PrefixCache()
     out = generate_batch(model.model, first, model.stop_ids, model.pad_id, "cpu", cache)
     assert len(cache) == 2

@@ -9,19 +9,20 @@ pytest.importorskip("torch", reason="local backends need torch (pip install 'mua
 from mua.benchmarks.tau2 import Tau2Benchmark  # noqa: E402
 from mua.harness.agents import ModelAgent  # noqa: E402
 from mua.harness.models.chat_template import render_prompt  # noqa: E402
-from mua.harness.models.local import GenerationResult  # noqa: E402
+from mua.harness.models.generation import GenerationResult  # noqa: E402
 from mua.harness.models.trace import record_turns  # noqa: E402
 from mua.harness.models.transformers_backend import TransformersChatModel  # noqa: E402
 from mua.harness.runner import agent_view, run_episode  # noqa: E402
 from mua.harness.users import ScriptedUser  # noqa: E402
+from helpers.data import DATA_DIR
 
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 USER_SAYS = ["Hi, I want to return an item.", "My name is Yusuf Rossi, zip 19122.", "###STOP###"]
 
 
 @pytest.fixture(scope="module")
 def retail_tasks(data_dir):
-    return BENCH.load_tasks(data_dir, "retail", "test")[:2]
+    return BENCH.load_tasks("retail", "test")[:2]
 
 
 def play(model, tasks, seed=0):

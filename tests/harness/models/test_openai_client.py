@@ -319,11 +319,11 @@ def test_factory_routes_names_to_the_endpoint_and_directories_to_local(tmp_path,
     model = make_chat_model("gpt-x", "http://h/v1", temperature=0.1)
     assert isinstance(model, OpenAIChatModel) and model.params == {"temperature": 0.1}
     assert isinstance(make_chat_model(str(tmp_path), "http://h/v1"), OpenAIChatModel)  # served by path name
-    fake = type(sys)("mua.harness.models.local")
+    fake = type(sys)("mua.harness.models.checkpoint")
     fake.make_local_chat_model = lambda path, **params: ("local", path, params)
-    monkeypatch.setitem(sys.modules, "mua.harness.models.local", fake)
+    monkeypatch.setitem(sys.modules, "mua.harness.models.checkpoint", fake)
     import mua.harness.models as models
-    monkeypatch.setattr(models, "local", fake, raising=False)
+    monkeypatch.setattr(models, "checkpoint", fake, raising=False)
     with pytest.raises(ConfigError, match="not a model checkpoint"):
         make_chat_model(str(tmp_path), None)
     (tmp_path / "config.json").write_text("{}")

@@ -4,7 +4,8 @@ import json
 import math
 from types import SimpleNamespace as ns
 
-from mua.harness.models.local import GenerationRequest, assistant_reply, call_id, template_thinks
+from mua.harness.models.generation import GenerationRequest
+from mua.harness.models.reply import assistant_reply, call_id, template_thinks
 from mua.harness.models.parsers import parse_hermes, parse_llama3_json
 from mua.harness.models.vllm_backend import generation_result, sampled_logprob, sampling_kwargs
 

@@ -6,7 +6,8 @@ torch = pytest.importorskip("torch", reason="local backends need torch (pip inst
 
 from mua.harness.errors import ConfigError, ModelError  # noqa: E402
 from mua.harness.models.chat_template import render_prompt  # noqa: E402
-from mua.harness.models.local import GenerationResult, make_local_chat_model  # noqa: E402
+from mua.harness.models.checkpoint import make_local_chat_model  # noqa: E402
+from mua.harness.models.generation import GenerationResult  # noqa: E402
 from mua.harness.models.trace import record_turns  # noqa: E402
 from mua.harness.models.transformers_backend import TransformersChatModel  # noqa: E402
 from mua.harness.types import Message, ToolCall, ToolSpec  # noqa: E402

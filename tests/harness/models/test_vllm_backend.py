@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("transformers", reason="the vLLM backend's tests use the tiny checkpoint (transformers)")
 
 from mua.harness.errors import ConfigError  # noqa: E402
-from mua.harness.models.local import make_local_chat_model  # noqa: E402
+from mua.harness.models.checkpoint import make_local_chat_model  # noqa: E402
 from mua.harness.models.trace import record_turns  # noqa: E402
 from mua.harness.types import Message, ToolSpec  # noqa: E402
 

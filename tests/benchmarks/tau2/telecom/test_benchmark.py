@@ -17,24 +17,25 @@ from mua.harness.agents import ModelAgent
 from mua.harness.models.openai_client import OpenAIChatModel
 from mua.harness.runner import run_episode
 from mua.harness.types import Message, ToolCall
+from helpers.data import DATA_DIR
 
 FIXTURES = Path(__file__).parent / "fixtures"
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 
 
 @pytest.fixture(scope="module")
 def all_tasks(data_dir):
-    return {t.id: t for t in BENCH.load_tasks(data_dir, "telecom", None)}
+    return {t.id: t for t in BENCH.load_tasks("telecom", None)}
 
 
 @pytest.fixture(scope="module")
 def base_tasks(data_dir):
-    return BENCH.load_tasks(data_dir, "telecom", "base")
+    return BENCH.load_tasks("telecom", "base")
 
 
 def test_splits(data_dir, all_tasks, base_tasks):
     assert len(all_tasks) == 2285 and len(base_tasks) == 114
-    assert {s: len(BENCH.load_tasks(data_dir, "telecom", s)) for s in ("train", "test", "small")} == \
+    assert {s: len(BENCH.load_tasks("telecom", s)) for s in ("train", "test", "small")} == \
         {"train": 74, "test": 40, "small": 20}
 
 
@@ -59,7 +60,7 @@ def test_gold_passes_every_task(all_tasks):
     for task, result in asyncio.run(run_all()):
         assert result.termination == "user_stop"
         assert result.score.reward == 1.0, (task.id, result.score)
-        assert BENCH.score(task, result.messages).reward == 1.0, task.id  # replayed, no env
+        assert asyncio.run(BENCH.score(task, result.messages)).reward == 1.0, task.id  # replayed, no env
         user_calls = [c.name for m in result.messages if m.role == "user" for c in m.tool_calls or []]
         expected = [a["name"] for a in task.evaluation["actions"] if a.get("requestor") == "user"]
         assert user_calls == expected
@@ -87,7 +88,8 @@ CASES = json.loads((FIXTURES / "official_verdicts.json").read_text())["cases"]
 @pytest.mark.parametrize("case", CASES, ids=[f"{c['variant']}-{i}" for i, c in enumerate(CASES)])
 def test_verdict_matches_official(all_tasks, case):
     task = all_tasks[case["task_id"]]
-    score = BENCH.score(task, _trajectory(task, case["steps"]), termination=case.get("termination", "user_stop"))
+    messages = _trajectory(task, case["steps"])
+    score = asyncio.run(BENCH.score(task, messages, termination=case.get("termination", "user_stop")))
     assert score.reward == case["reward"], score.info
     expected = {k.lower(): v for k, v in case["components"].items()}
     assert {k: v for k, v in score.components.items()} == expected, score.info
@@ -140,4 +142,4 @@ def test_model_episode_with_agent_and_user_tool_calls(all_tasks):
     seen_by_agent = json.dumps(requests["agent"][-1]["messages"][1:])  # after the system prompt (the policy)
     assert "check_status_bar" not in seen_by_agent and "Airplane Mode" not in seen_by_agent
     assert "check_status_bar" in json.dumps(requests["user"][-1]["messages"][1:])  # the user sees its own calls
-    assert BENCH.score(task, result.messages).reward == 1.0
+    assert asyncio.run(BENCH.score(task, result.messages)).reward == 1.0

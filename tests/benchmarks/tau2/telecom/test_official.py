@@ -2,14 +2,17 @@
 gpt-4.1-mini telecom): mua's verdicts, the tool results both sides saw, and the recorded policies."""
 from __future__ import annotations
 
+import asyncio
+
 import json
 
 import pytest
 
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.benchmarks.tau2.registry import get_domain
+from helpers.data import DATA_DIR
 
-BENCH = Tau2Benchmark()
+BENCH = Tau2Benchmark(DATA_DIR)
 # file name fragment -> (simulations, official passes)
 FILES = {"activegraph__runs_20260601-041221-091109_telecom": (1, 1),
          "blakeelias__2025-10-05T07-52-52.930199_telecom_": (5, 4),
@@ -18,7 +21,7 @@ FILES = {"activegraph__runs_20260601-041221-091109_telecom": (1, 1),
 
 def _items(real_dir, data_dir, fragment):
     path = next(p for p in (real_dir / "tau2").glob("*.json") if p.name.startswith(fragment))
-    return path, list(BENCH.read_official(path, data_dir))
+    return path, list(BENCH.read_official(path))
 
 
 @pytest.mark.parametrize("fragment", FILES)
@@ -27,7 +30,7 @@ def test_verdicts_agree_with_official(real_dir, data_dir, fragment):
     assert (len(items), sum(i.official["reward"] == 1.0 for i in items)) == FILES[fragment]
     for item in items:
         assert item.error is None, item.error
-        score = BENCH.score(item.task, item.messages, termination=item.termination)
+        score = asyncio.run(BENCH.score(item.task, item.messages, termination=item.termination))
         assert score.reward == item.official["reward"], (item.task_id, score.info)
 
 

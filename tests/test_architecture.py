@@ -1,0 +1,98 @@
+"""The import rules of ARCHITECTURE.md, checked on the source: which part may import which, and no cycles."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PARTS = ("harness", "benchmarks", "training")
+# part -> parts it may import (besides itself). The command line (harness.cli) is the one place that puts the
+# parts together: `mua train` imports training. Benchmarks are found through the registry, never imported.
+ALLOWED = {"harness": set(), "harness.cli": {"training"}, "benchmarks": {"harness"}, "training": {"harness"}}
+
+
+def _part(module: str) -> str:
+    return "harness.cli" if module.startswith("mua.harness.cli") else module.split(".")[1]
+
+
+def _module(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts[:-1]) if rel.name == "__init__" else list(rel.parts)
+    return "mua." + ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Modules of mua that ``path`` imports anywhere (module level or inside functions)."""
+    name = _module(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("mua.")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("mua."):
+                continue
+            found.add(target)
+            found |= {f"{target}.{a.name}" for a in node.names}  # `from . import x` imports a module
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    files = [p for part in PARTS for p in sorted((ROOT / part).rglob("*.py"))]
+    modules = {_module(p): p for p in files}
+    return {m: {t for t in _imports(p) if t in modules and t != m} for m, p in modules.items()}
+
+
+def test_parts_import_only_what_architecture_allows():
+    bad = [f"{m} imports {t}" for m, targets in _graph().items() for t in sorted(targets)
+           if t.split(".")[1] != m.split(".")[1] and t.split(".")[1] not in ALLOWED[_part(m)]]
+    assert bad == []
+
+
+def test_no_import_cycles_between_modules():
+    graph = _graph()
+    # a package's __init__ re-exporting its own modules is not a cycle worth reporting
+    edges = {m: {t for t in ts if not (m.endswith("__init__") or t.startswith(m + "."))} for m, ts in graph.items()}
+    cycles, state = [], {}
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = "open"
+        for t in sorted(edges[m]):
+            if state.get(t) == "open":
+                cycles.append(" -> ".join(stack[stack.index(t):] + [t]))
+            elif t not in state:
+                visit(t, stack + [t])
+        state[m] = "done"
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []
+
+
+def test_harness_code_names_no_benchmark_or_subset():
+    """Benchmark knowledge lives in the adapters: no string in harness code (docstrings and comments aside)
+    names an installed benchmark or one of its subsets."""
+    from mua.harness.registry import benchmark_class, benchmark_names
+
+    words = set(benchmark_names()) | {"bfcl", "acebench"}
+    words |= {s for name in benchmark_names() for s in benchmark_class(name).subsets}
+    words -= {"tasks"}  # the task-pack adapter's one subset is a plain word the harness uses for itself
+    found = []
+    for path in sorted((ROOT / "harness").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        found += [f"{path.relative_to(ROOT)}:{n.lineno}: {n.value[:60]!r}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+                  and any(re.search(rf"(?<![a-z0-9]){re.escape(w.lower())}(?![a-z0-9])", n.value.lower())
+                          for w in words)]
+    assert found == []
