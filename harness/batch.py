@@ -9,7 +9,7 @@ import json
 import logging
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Optional
@@ -20,6 +20,7 @@ from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, ope
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
 from .metrics import summary_fields
+from .protocol import ROLES, RunProtocol, data_record, record, role_params
 from .registry import open_benchmark
 from .results import EpisodeKey, JsonlAppender, RunDir, write_json
 from .runner import run_episode
@@ -42,7 +43,7 @@ class EvalPlan:
     user: Optional[ModelSpec] = None
     judge: Optional[ModelSpec] = None
     split: Optional[str] = None
-    trials: int = 1
+    trials: Optional[int] = None  # None: the benchmark protocol's trials (1 for the gold agent)
     seed: int = 0
     task_ids: Optional[list[str]] = None
     limit: Optional[int] = None
@@ -68,7 +69,46 @@ def select_tasks(bench: Benchmark, plan: EvalPlan) -> dict[str, list[Task]]:
     return select(bench, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
 
 
-def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dict:
+def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list[str]]:
+    """The plan as it runs under the benchmark's official protocol: each model role's request params are
+    the official ones with the plan's (flags) on top, its seed sent as the protocol says, trials the
+    protocol's unless given (one for the gold agent: it replays the same actions every trial). Also returns
+    the overrides ("agent.temperature", "trials", ...)."""
+    overrides: list[str] = []
+    specs = {}
+    for role in ROLES:
+        spec = getattr(plan, role)
+        if spec is None or spec.name == GOLD:
+            specs[role] = spec
+            continue
+        params, changed = role_params(official.role(role), spec.params)
+        overrides += [f"{role}.{k}" for k in changed]
+        specs[role] = replace(spec, params=params, seed=official.role(role).seed)
+    trials = plan.trials
+    if trials is None:
+        trials = 1 if plan.agent.name == GOLD else official.trials
+    elif trials != official.trials and plan.agent.name != GOLD:
+        overrides.append("trials")
+    return replace(plan, trials=trials, **specs), overrides
+
+
+def _protocol(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], overrides: list[str]) -> dict:
+    """config.json's "protocol": what this run sends per role, its budgets, trials and data checksums, beside
+    the benchmark's official protocol (see protocol.py)."""
+    official = bench.declared_protocol()
+    user_played = plan.agent.name != GOLD and any(bench.needs_user_model(s) for s in tasks)
+    roles = {}
+    for role in ROLES:
+        spec = getattr(plan, role)
+        played = spec is not None and spec.name != GOLD and (role != "user" or user_played)
+        roles[role] = {"model": spec.name, "params": spec.params, "seed": spec.seed} if played else None
+    prefixes = [p.format(subset=s) for p in official.data for s in tasks]
+    return record(official, _jsonable(roles), plan.trials or 1, dict(official.limits), overrides,
+                  data_record(bench.data_dir, prefixes))
+
+
+def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models,
+            overrides: Optional[list[str]] = None) -> dict:
     return {
         "benchmark": plan.benchmark,
         "subsets": plan.subsets,
@@ -80,6 +120,7 @@ def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], mode
         "judge": describe(plan.judge, models.judge),
         "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
         "metrics": bench.declared_metrics().to_dict(),  # how results are read without the adapter (see metrics.py)
+        "protocol": _protocol(bench, plan, tasks, overrides or []),
     }
 
 
@@ -188,6 +229,7 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     (0: never): an endpoint that is down should be reported once, not retried for hours, episode by episode.
     """
     bench = open_benchmark(plan.benchmark, data_dir)
+    plan, overrides = with_protocol(plan, bench.declared_protocol())
     tasks = select_tasks(bench, plan)
     if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
@@ -208,7 +250,7 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
                           "another --out")
     models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
     try:
-        config = _config(bench, plan, tasks, models)
+        config = _config(bench, plan, tasks, models, overrides)
         _check_resumable(run, config)
         write_json(run.config, {"mua_version": mua_version(), **config})
         return await _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,

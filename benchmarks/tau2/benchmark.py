@@ -9,6 +9,7 @@ from mua.harness.errors import ConfigError
 from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
                                     User)
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
+from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task, task_context
 from mua.harness.users import SimulatedUser
 
@@ -50,6 +51,19 @@ class Tau2Benchmark(Benchmark):
                      SplitSize("full", {"telecom": 2285})),
         headline=tuple(f"tau2/{d} pass^1" for d in subsets)
         + tuple(f"tau2/{d} pass^{k}" for d in subsets for k in range(2, 9)))
+    # What `tau2 run` sends by default (tau2-bench a2c0247: src/tau2/config.py DEFAULT_LLM_ARGS_AGENT/_USER and
+    # DEFAULT_LLM_NL_ASSERTIONS(_ARGS); src/tau2/agent/base/llm_config.py set_seed puts the run's seed into
+    # the agent's and user's llm_args; evaluator_nl_assertions.py calls the judge without one;
+    # utils/llm_utils.py generate adds tool_choice "auto" whenever tools are sent, as mua's client does).
+    # Trials: docs/leaderboard-submission.md runs --num-trials 4 ("at least 4 trials" preferred).
+    protocol = RunProtocol(
+        source="tau2-bench a2c0247 (src/tau2/config.py, docs/leaderboard-submission.md)",
+        agent=RoleProtocol({"temperature": 0.0}, seed=True),
+        user=RoleProtocol({"temperature": 0.0}, seed=True, model="gpt-4.1-2025-04-14"),
+        judge=RoleProtocol({"temperature": 0.0}, seed=False, model="gpt-4.1-2025-04-14"),
+        limits={"max_messages": MAX_MESSAGES, "max_errors": MAX_ERRORS},
+        trials=4,
+        data=("tau2/domains/{subset}/", "tau2/user_simulator/"))
 
     def __init__(self, data_dir: Path) -> None:
         super().__init__(data_dir)
@@ -76,7 +90,7 @@ class Tau2Benchmark(Benchmark):
                            limits=self.limits(task), agent_stop_marker=STOP, single_kind_messages=True)
 
     def limits(self, task: Task) -> Limits:
-        return Limits(max_messages=MAX_MESSAGES, max_errors=MAX_ERRORS)
+        return Limits(**self.declared_protocol().limits)
 
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         domain = self._domain(task)

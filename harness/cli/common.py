@@ -22,7 +22,8 @@ def add_model_flags(p: argparse.ArgumentParser, role: str, help_text: str) -> No
                                               "(default: $OPENAI_BASE_URL, else http://127.0.0.1:8000/v1)")
     p.add_argument(f"--{role}-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help=f"environment variable holding the {role} endpoint's API key (default OPENAI_API_KEY)")
-    p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model")
+    p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
+                                                             "(default: the benchmark protocol's)")
     p.add_argument(f"--{role}-params", metavar="JSON", help=f"extra request parameters for the {role} model, "
                                                             'as a JSON object, e.g. \'{"max_tokens": 2048}\'')
 
