@@ -22,8 +22,8 @@ from .errors import ConfigError
 from .interfaces import Benchmark
 from .results import latest_by_key, read_jsonl
 from .stats import is_success
-from .view_page import PAGE
 
+PAGE = (Path(__file__).parent / "view_page.html").read_text(encoding="utf-8")
 Explain = Callable[[dict, dict], list]
 CURVES_PNG = "curves.png"  # written next to metrics.jsonl by training, shown by the viewer
 
@@ -101,7 +101,7 @@ def _step_number(stem: str) -> int:
 
 
 def _read_lines(path: Path) -> list[dict]:
-    out = []
+    out: list[dict] = []
     if not path.is_file():
         return out
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -154,8 +154,8 @@ def _summary(row: dict) -> dict:
 
 
 def _detail(row: dict, explain: Explain) -> dict:
-    components = row.get("components") if isinstance(row.get("components"), dict) else {}
-    info = row.get("info") if isinstance(row.get("info"), dict) else {}
+    components: dict = row["components"] if isinstance(row.get("components"), dict) else {}
+    info: dict = row["info"] if isinstance(row.get("info"), dict) else {}
     try:
         why = [str(line) for line in explain(components, info)]
     except Exception as e:  # an adapter's explain must never stop the page from being written
@@ -175,7 +175,7 @@ def build_payload(sources: list[Source]) -> dict:
     keys: dict[tuple[str, str, int], list[Optional[int]]] = {}
     runs = []
     for n, source in enumerate(sources):
-        details = []
+        details: list[str] = []
         for row in source.rows:
             keys.setdefault(_key(row), [None] * len(sources))[n] = len(details)
             details.append(_packed(_detail(row, source.explain)))
