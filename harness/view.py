@@ -121,9 +121,11 @@ _UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", 
 
 
 def safe_json(value: Any) -> str:
-    """JSON that can sit inside a <script> element and is valid UTF-8 whatever a model wrote."""
+    """JSON that can sit inside a <script> element and is valid UTF-8 whatever a model wrote. A lone surrogate
+    (invalid Unicode a model emitted) becomes U+FFFD, as a browser would show it; Chromium's DOM
+    serialisation even crashes on one kept as is."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
-    text = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text = _LONE_SURROGATE.sub("\ufffd", text)
     return re.sub("[<>&\u2028\u2029]", lambda m: _UNSAFE[m.group()], text)
 
 
