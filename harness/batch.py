@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Optional
@@ -19,6 +20,7 @@ from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, ope
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
 from .metrics import summary_fields
+from .protocol import ROLES, RunProtocol, data_record, record, role_params
 from .registry import open_benchmark
 from .results import EpisodeKey, JsonlAppender, RunDir, write_json
 from .runner import run_episode
@@ -41,7 +43,7 @@ class EvalPlan:
     user: Optional[ModelSpec] = None
     judge: Optional[ModelSpec] = None
     split: Optional[str] = None
-    trials: int = 1
+    trials: Optional[int] = None  # None: the benchmark protocol's trials (1 for the gold agent)
     seed: int = 0
     task_ids: Optional[list[str]] = None
     limit: Optional[int] = None
@@ -67,7 +69,46 @@ def select_tasks(bench: Benchmark, plan: EvalPlan) -> dict[str, list[Task]]:
     return select(bench, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
 
 
-def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models) -> dict:
+def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list[str]]:
+    """The plan as it runs under the benchmark's official protocol: each model role's request params are
+    the official ones with the plan's (flags) on top, its seed sent as the protocol says, trials the
+    protocol's unless given (one for the gold agent: it replays the same actions every trial). Also returns
+    the overrides ("agent.temperature", "trials", ...)."""
+    overrides: list[str] = []
+    specs = {}
+    for role in ROLES:
+        spec = getattr(plan, role)
+        if spec is None or spec.name == GOLD:
+            specs[role] = spec
+            continue
+        params, changed = role_params(official.role(role), spec.params)
+        overrides += [f"{role}.{k}" for k in changed]
+        specs[role] = replace(spec, params=params, seed=official.role(role).seed)
+    trials = plan.trials
+    if trials is None:
+        trials = 1 if plan.agent.name == GOLD else official.trials
+    elif trials != official.trials and plan.agent.name != GOLD:
+        overrides.append("trials")
+    return replace(plan, trials=trials, **specs), overrides
+
+
+def _protocol(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], overrides: list[str]) -> dict:
+    """config.json's "protocol": what this run sends per role, its budgets, trials and data checksums, beside
+    the benchmark's official protocol (see protocol.py)."""
+    official = bench.declared_protocol()
+    user_played = plan.agent.name != GOLD and any(bench.needs_user_model(s) for s in tasks)
+    roles = {}
+    for role in ROLES:
+        spec = getattr(plan, role)
+        played = spec is not None and spec.name != GOLD and (role != "user" or user_played)
+        roles[role] = {"model": spec.name, "params": spec.params, "seed": spec.seed} if played else None
+    prefixes = [p.format(subset=s) for p in official.data for s in tasks]
+    return record(official, _jsonable(roles), plan.trials or 1, dict(official.limits), overrides,
+                  data_record(bench.data_dir, prefixes))
+
+
+def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models,
+            overrides: Optional[list[str]] = None) -> dict:
     return {
         "benchmark": plan.benchmark,
         "subsets": plan.subsets,
@@ -79,6 +120,7 @@ def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], mode
         "judge": describe(plan.judge, models.judge),
         "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
         "metrics": bench.declared_metrics().to_dict(),  # how results are read without the adapter (see metrics.py)
+        "protocol": _protocol(bench, plan, tasks, overrides or []),
     }
 
 
@@ -156,6 +198,29 @@ def summarize_run(config: dict, episodes: dict[EpisodeKey, dict]) -> dict:
     }
 
 
+class _Tally:
+    """What the progress bar shows: passes among finished episodes with a known reward, then the unknown
+    (null) and errored ones, which are counted apart and never in the fraction."""
+
+    def __init__(self) -> None:
+        self.passed = self.scored = self.unknown = self.errors = 0
+
+    def add(self, record: dict) -> None:
+        if record.get("error"):
+            self.errors += 1
+        elif record.get("reward") is None:
+            self.unknown += 1
+        else:
+            self.scored += 1
+            self.passed += is_success(record["reward"])
+
+    def text(self) -> str:
+        rate = f"{self.passed}/{self.scored} = {self.passed / self.scored:.3f}" if self.scored else "-"
+        extra = (f", unknown {self.unknown}" if self.unknown else "") + (f", errors {self.errors}" if self.errors
+                                                                          else "")
+        return f"pass {rate}{extra}"
+
+
 async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
                    progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20) -> EvalOutcome:
     """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped.
@@ -164,16 +229,28 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     (0: never): an endpoint that is down should be reported once, not retried for hours, episode by episode.
     """
     bench = open_benchmark(plan.benchmark, data_dir)
+    plan, overrides = with_protocol(plan, bench.declared_protocol())
     tasks = select_tasks(bench, plan)
     if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
+    if plan.judge is None and (note := bench.unjudged_checks([t for ts in tasks.values() for t in ts])):
+        log.warning("%s", note)
     run = RunDir(out)
     if run.path.exists() and not run.path.is_dir():
         raise ConfigError(f"--out {run.path} exists and is not a directory")
-    run.path.mkdir(parents=True, exist_ok=True)
+    try:
+        run.path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--out {run.path}: cannot create it ({e.strerror or e})") from None
+    if not os.access(run.path, os.W_OK):
+        raise ConfigError(f"--out {run.path}: not writable")
+    if run.config_missing_but_results_present():
+        raise ConfigError(f"--out {run.path} holds result files but no config.json: it was not written by "
+                          "`mua eval` (or its config was removed); mua will not adopt or rewrite it. Use "
+                          "another --out")
     models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
     try:
-        config = _config(bench, plan, tasks, models)
+        config = _config(bench, plan, tasks, models, overrides)
         _check_resumable(run, config)
         write_json(run.config, {"mua_version": mua_version(), **config})
         return await _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,
@@ -194,13 +271,15 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
     episodes, timings = JsonlAppender(run.episodes), JsonlAppender(run.timings)
     bar = tqdm(total=len(order), initial=outcome.skipped, disable=not progress, unit="ep", dynamic_ncols=True,
                desc=f"{bench.name}/{'+'.join(tasks)}")
-    passes = sum(1 for k in keep if is_success(done[k].get("reward")))
+    tally = _Tally()
+    for k in keep:
+        tally.add(done[k])
     errors = streak = 0
     semaphore = asyncio.Semaphore(max(1, concurrency))
     abort: list[ModelError] = []  # set once the endpoint looks down: episodes not yet started are skipped
 
     async def one(key: EpisodeKey) -> None:
-        nonlocal passes, errors, streak
+        nonlocal errors, streak
         async with semaphore:
             if abort:
                 return
@@ -215,11 +294,10 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
         if max_error_streak and streak >= max_error_streak and not abort:
             abort.append(ModelError(f"{streak} episodes in a row failed on the model endpoint; stopping. Last: "
                                     f"{record['error']}. Fix the endpoint and re-run the same command to resume."))
-        passes += is_success(record["reward"])
+        tally.add(record)
         await episodes.commit()  # counted as done once durable; bookkeeping above happens before this await
         bar.update(1)
-        finished = bar.n - errors
-        bar.set_postfix(pass_rate=f"{passes / finished:.3f}" if finished else "-", errors=errors)
+        bar.set_postfix_str(tally.text(), refresh=False)
 
     running = [asyncio.create_task(one(k)) for k in pending]
     try:

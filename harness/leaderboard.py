@@ -25,14 +25,17 @@ from .stats import Estimate, bootstrap_ci, max_k, pass_hat_k
 
 # Flag letters shown after a cell value; the legend is printed under the table.
 FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION = "*", "e", "p", "s", "t"
-FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION)
+FLAG_TRAINED = "c"
+FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION, FLAG_TRAINED)
 LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)",
           FLAG_ERRORS: "some episodes errored; they are excluded from the value",
           FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has",
-          FLAG_SKIPPED: "some score components were skipped (e.g. judged ones without --judge-model); "
-                        "the value covers the computed components only",
+          FLAG_SKIPPED: "some checks were skipped (e.g. LLM-judged checks without --judge-model): episodes "
+                        "whose verdict they could change have an unknown reward and are left out of the value",
           FLAG_SELECTION: "run on a task selection (--task-ids, --limit): fewer tasks than the subset's full "
-                          "split, so not comparable with full runs"}
+                          "split, so not comparable with full runs",
+          FLAG_TRAINED: "contaminated: the model was trained (mua train) on some of the tasks scored here, as its "
+                        "train_config.json says"}
 
 
 @dataclass
@@ -74,9 +77,23 @@ def full_sizes(runs: Sequence[Run]) -> dict[SizeKey, int]:
     return sizes
 
 
-def _subset_flags(s: SubsetResult, full: int) -> str:
+def _subset_flags(s: SubsetResult, full: int, trained: frozenset[str] = frozenset()) -> str:
     return ((FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors else "")
-            + (FLAG_SKIPPED if s.skipped else "") + (FLAG_SELECTION if len(s.tasks) < full else ""))
+            + (FLAG_SKIPPED if s.skipped or s.unknown else "") + (FLAG_SELECTION if len(s.tasks) < full else "")
+            + (FLAG_TRAINED if _trained_here(s, trained) else ""))
+
+
+def trained_tasks(run: Run) -> frozenset[str]:
+    """The "subset/task id" keys the run's model was trained on, where `mua eval` recorded them (a checkpoint
+    written by `mua train` on this benchmark)."""
+    trained = (run.config.get("agent") or {}).get("trained_on") or {}
+    if not isinstance(trained, dict) or trained.get("benchmark") != run.benchmark:
+        return frozenset()
+    return frozenset(str(k) for k in trained.get("trained_tasks") or [])
+
+
+def _trained_here(s: SubsetResult, trained: frozenset[str]) -> int:
+    return sum(f"{s.name}/{task_id}" in trained for task_id in s.tasks)
 
 
 def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = "pooled") -> Optional[Cell]:
@@ -123,7 +140,8 @@ def run_cells(run: Run, st: Settings = Settings(), sizes: Optional[dict[SizeKey,
     """The cells of every metric ``run`` declares. ``sizes``: full split sizes (see full_sizes), by default
     those known for this run alone."""
     sizes = full_sizes([run]) if sizes is None else sizes
-    flags = lambda s: _subset_flags(s, sizes.get((run.benchmark, run.split, s.name), 0))  # noqa: E731
+    trained = trained_tasks(run)
+    flags = lambda s: _subset_flags(s, sizes.get((run.benchmark, run.split, s.name), 0), trained)  # noqa: E731
     cells: dict[str, Cell] = {}
     for metric in run.metrics.metrics:
         cells.update(_pass_hat_k_cells(run, metric, st, flags) if metric.measure == PASS_HAT_K
@@ -133,7 +151,10 @@ def run_cells(run: Run, st: Settings = Settings(), sizes: Optional[dict[SizeKey,
 
 def _selection_notes(run: Run, sizes: dict[SizeKey, int]) -> list[str]:
     notes = []
+    trained = trained_tasks(run)
     for name, s in run.subsets.items():
+        if overlap := _trained_here(s, trained):
+            notes.append(f"{run.name}: the model was trained on {overlap} of the {len(s.tasks)} {name} tasks scored")
         full = sizes.get((run.benchmark, run.split, name), 0)
         if len(s.tasks) < full:
             split = f"{run.split} split" if run.split else "full set"

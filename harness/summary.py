@@ -13,23 +13,28 @@ def _mean(values: list[float]) -> Optional[float]:
 
 
 def summarize_episodes(records: Iterable[dict], trials: int) -> dict:
-    """Metrics over a set of episode records (one subset or pooled). Errored episodes are counted, not scored."""
+    """Metrics over a set of episode records (one subset or pooled). Errored episodes are counted, not scored;
+    so are episodes whose reward is unknown (null: a check the verdict depends on was skipped)."""
     per_task: dict[tuple[str, str], list[float]] = defaultdict(list)
     components: dict[str, list[float]] = defaultdict(list)
     skipped: set[str] = set()
-    episodes = errors = 0
+    episodes = errors = unknown = 0
     for r in records:
         episodes += 1
         if r.get("error"):
             errors += 1
             continue
-        per_task[(r["subset"], r["task_id"])].append(r["reward"])
         for name, value in (r.get("components") or {}).items():
             if value is None:
                 skipped.add(name)
             else:
                 components[name].append(value)
-    out: dict[str, Any] = {"tasks": len(per_task), "episodes": episodes, "errors": errors}
+        if r.get("reward") is None:
+            unknown += 1
+            continue
+        per_task[(r["subset"], r["task_id"])].append(r["reward"])
+    out: dict[str, Any] = {"tasks": len(per_task), "episodes": episodes, "errors": errors,
+                           "unknown_rewards": unknown}
     # As tau2: pass^k only for k up to the fewest scored trials any task has.
     top = stats.max_k([len(rs) for rs in per_task.values()])
     for k in range(1, trials + 1):

@@ -139,16 +139,18 @@ class EpisodePlayer:
             return out
         score = result.score
         incomplete = score is not None and any(v is None for v in score.components.values())
+        # An unknown reward (a skipped check could still change it) gives no reward under "drop"; "keep" uses
+        # the reward over the computed components. A reward already decided (a computed check failed) stays.
         reward = score.reward if score is not None else None
-        if incomplete and self.settings.incomplete_scores == "drop":
-            reward = None
+        if score is not None and reward is None and self.settings.incomplete_scores == "keep":
+            reward = score.partial_reward
         truncated = result.termination in RUNNER_LIMITS
         out = self._outcome(key, policy, reward, result.termination, truncated=truncated)
         out.incomplete = incomplete
         if truncated:
             out.passed = False
-        elif score is not None and not (incomplete and self.settings.incomplete_scores == "drop"):
-            out.passed = is_success(score.reward)
+        elif score is not None and (score.reward is not None or self.settings.incomplete_scores == "keep"):
+            out.passed = is_success(score.reward if score.reward is not None else score.partial_reward)
         out.turns, out.messages = result.turns, [m.to_dict() for m in result.messages]
         return out
 

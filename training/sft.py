@@ -66,3 +66,64 @@ def sft_warmup(model, streams: list[TokenStream], steps: int, lr: float = 3e-3, 
         losses.append(loss.item())
     model.eval()
     return losses
+
+
+def row_stream(row: dict, tokenizer, stop_ids: set[int]) -> TokenStream:
+    """The token stream of one exported episode (``mua export`` row: the agent's view and its tools), built
+    the way the policy builds its own: the first agent reply's prompt rendered by the chat template, each
+    agent reply teacher-forced as the template's ids (trained on), everything between as template suffixes
+    (masked). Assistant messages before the first user message (a benchmark's scripted greeting) are prompt."""
+    import json
+
+    from mua.harness.types import Message, ToolSpec
+
+    tools = [ToolSpec(t["function"]["name"], t["function"].get("description", ""),
+                      t["function"].get("parameters") or {}) for t in json.loads(row.get("tools") or "[]")]
+    policy = teacher_policy(tokenizer, stop_ids)
+    view: list[Message] = []
+    for d in row["messages"]:
+        m = Message.from_dict({k: v for k, v in d.items() if v is not None})
+        if m.role == "assistant" and any(v.role == "user" for v in view):
+            m = policy.force(view, tools or None, m)
+        view.append(m)
+    return policy.live_stream.trimmed()
+
+
+def sft_dataset(rows, tokenizer, stop_ids: set[int]):
+    """A tokenised ``datasets.Dataset`` (input_ids, completion_mask = 1 on the agent's own tokens only)."""
+    import datasets
+
+    out: dict[str, list[list[int]]] = {"input_ids": [], "completion_mask": []}
+    for row in rows:
+        s = row_stream(row, tokenizer, stop_ids)
+        out["input_ids"].append(s.ids)
+        out["completion_mask"].append([0] * len(s.prompt_ids) + s.env_mask)
+    return datasets.Dataset.from_dict(out)
+
+
+def sft_train(policy_dir: str, rows, output_dir: str, *, max_steps: int = -1, epochs: float = 1.0,
+              learning_rate: float = 2e-5, batch_size: int = 8, seed: int = 0, progress: bool = True,
+              **overrides) -> list[float]:
+    """Fine-tune the checkpoint ``policy_dir`` on exported episodes with TRL's SFTTrainer (loss on the agent's
+    own tokens only) and save it to ``output_dir``; returns the logged training losses."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    from mua.harness.models.local import stop_ids_for
+
+    tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+    model = AutoModelForCausalLM.from_pretrained(policy_dir)
+    stop_ids = stop_ids_for(tokenizer, model.generation_config)
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.convert_ids_to_tokens(min(stop_ids))
+    args = SFTConfig(output_dir=output_dir, max_steps=max_steps, num_train_epochs=epochs,
+                     learning_rate=learning_rate, per_device_train_batch_size=batch_size, seed=seed,
+                     completion_only_loss=True, max_length=None, logging_steps=1, save_strategy="no",
+                     report_to=[], disable_tqdm=not progress, use_cpu=True, bf16=False,
+                     dataset_num_proc=None, **overrides)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=sft_dataset(rows, tokenizer, stop_ids),
+                         processing_class=tokenizer)
+    trainer.train()
+    trainer.save_model(output_dir)
+    tokenizer.save_pretrained(output_dir)
+    return [h["loss"] for h in trainer.state.log_history if "loss" in h]

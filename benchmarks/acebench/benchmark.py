@@ -20,6 +20,7 @@ from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
 from mua.harness.metrics import Metric, MetricsDeclaration, SplitSize
+from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task, ToolCall, task_context
 
 from . import data
@@ -47,6 +48,19 @@ class AceBenchmark(Benchmark):
         headline=("acebench agent end_state", "acebench agent process"),
         detail=tuple(f"acebench/{s} {c}" for s in subsets for c in ("end_state", "process")))
 
+    # What ACEBench's API-model path sends (ACEBench e6db74b: model_inference/apimodel_inference.py builds
+    # APIAgent_turn/APIAgent_step and APIUSER without sampling arguments, so the constructor defaults of
+    # model_inference/multi_turn/APIModel_agent.py, APIModel_user.py and multi_step/APIModel_agent.py apply:
+    # temperature 0.001, top_p 1, max_tokens 1000, no seed; generate.py's --temperature 0.7 reaches only the
+    # single-turn path). User model: generate.py --user-model gpt-4o; --max-dialog-turns 40 (user.py).
+    protocol = RunProtocol(
+        source="ACEBench e6db74b (generate.py, model_inference/apimodel_inference.py, multi_turn/APIModel_agent.py,"
+               " multi_turn/APIModel_user.py)",
+        agent=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000}, seed=False),
+        user=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000}, seed=False, model="gpt-4o"),
+        limits={"max_messages": MAX_DIALOG_TURNS + 1},
+        data=("acebench/",))
+
     def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if split is not None:
             raise ConfigError(f"acebench has no splits (got split {split!r}); run it without --split")
@@ -58,7 +72,7 @@ class AceBenchmark(Benchmark):
                            limits=self.limits(task))
 
     def limits(self, task: Task) -> Limits:
-        return Limits(max_messages=MAX_DIALOG_TURNS + 1)
+        return Limits(**self.declared_protocol().limits)
 
     def gold_agent(self, task: Task) -> Agent:
         """Replays the first milestone list (one assistant message per milestone), then ends the dialogue."""

@@ -144,7 +144,8 @@ def _parse_reply(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
 class OpenAIChatModel:
     """Chat completions from an OpenAI-compatible server.
 
-    ``params`` (temperature, max_tokens, top_p, ...) are sent with every request; ``seed`` given to
+    ``params`` (temperature, max_tokens, top_p, ...) are sent with every request (a None value: that field is
+    never sent, not even mua's default ``tool_choice: "auto"``); ``seed`` given to
     :meth:`chat` overrides a ``seed`` param. One aiohttp session per model object, created lazily in the
     running event loop (a new loop gets a new session); call :meth:`aclose` when done.
     """
@@ -207,6 +208,8 @@ class OpenAIChatModel:
             body["tools"] = [t.to_openai() for t in tools]
             body["tool_choice"] = "auto"
         body.update(self.params)
+        for key in [k for k, v in self.params.items() if v is None]:
+            del body[key]  # a null param means "do not send this field" (e.g. a runner that sends no tool_choice)
         if seed is not None:
             body["seed"] = seed
         return body

@@ -229,7 +229,7 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
 
     assert describe(ModelSpec(str(out)), None)["trained_on"] == {
         "benchmark": "counter", "subsets": ["easy"], "split": "train", "split_file": None,
-        "allow_test_split": False}
+        "allow_test_split": False, "trained_tasks": ["easy/0", "easy/1"]}
     # the output is a normal checkpoint: the eval backend loads it with its chat template
     from mua.harness.models.transformers_backend import TransformersChatModel
 

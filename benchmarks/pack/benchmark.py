@@ -1,0 +1,90 @@
+"""``PackBenchmark``: a task pack (a folder in the tau2 shape, see ``loader.py``) run by the tau2 adapter's own
+episode setup and scorer, so a pack's verdicts follow tau2's rules exactly.
+
+Select it with ``--benchmark pack --data-dir PACK``. A pack has one subset, ``tasks``; its splits come from
+splits.json (``test`` is the default, ``train`` the training split)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from mua.harness.errors import ConfigError
+from mua.harness.interfaces import Agent, ChatModel, Limits, User
+from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration
+from mua.harness.types import Task
+from mua.harness.users import SimulatedUser
+
+from ..tau2.benchmark import Tau2Benchmark
+from ..tau2.domain import Tau2Domain
+from ..tau2.gold import gold_agent as tau2_gold_agent
+from ..tau2.gold import gold_user as tau2_gold_user
+from ..tau2.prompts import USER_STOP_MARKERS, scenario_text
+from ..tau2.tasks import Tau2Context
+from .loader import Pack, load_pack
+from .users import ScenarioUser, asking_gold_agent, opening
+
+SUBSET = "tasks"
+
+
+class PackBenchmark(Tau2Benchmark):
+    name = "pack"
+    subsets = (SUBSET,)
+    default_split = "test"
+    train_splits = ("train",)
+    # tau2's reward is 0/1: reported as pass^k, as tau2's domains are
+    metrics = MetricsDeclaration(benchmark="pack", subsets=(SUBSET,), default_split="test",
+                                 metrics=(Metric(PASS_HAT_K, "pack/{subset} pass^{k}"),),
+                                 headline=tuple(f"pack/{SUBSET} pass^{k}" for k in range(1, 9)))
+
+    def __init__(self, data_dir: Path, answers: bool = True) -> None:
+        """``answers=False``: the scripted user says its opening only (the user-out-of-the-loop ablation)."""
+        super().__init__(data_dir)
+        self.answers = answers
+
+    @property
+    def pack(self) -> Pack:
+        return load_pack(self.data_dir)
+
+    def _domain(self, task: Task) -> Tau2Domain:
+        return self.pack.domain
+
+    def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
+        if subset != SUBSET:
+            raise ConfigError(f"pack: unknown subset {subset!r}; a pack has one subset, {SUBSET!r}")
+        pack = self.pack
+        records = pack.tasks
+        if split is not None:
+            if pack.splits is None:
+                raise ConfigError(f"pack {pack.name}: no splits.json, so no split {split!r}; run every task with "
+                                  "--all-tasks")
+            if split not in pack.splits:
+                raise ConfigError(f"pack {pack.name}: unknown split {split!r}; valid: {', '.join(pack.splits)}")
+            wanted = set(pack.splits[split])
+            records = [r for r in records if str(r["id"]) in wanted]
+        return [Task(id=str(r["id"]), benchmark=self.name, subset=SUBSET, scenario=r["user_scenario"],
+                     initial_state=r.get("initial_state"), evaluation=r.get("evaluation_criteria"), split=split,
+                     raw=r, context=Tau2Context()) for r in records]
+
+    def limits(self, task: Task) -> Limits:
+        return Limits(max_messages=self.pack.max_messages, max_errors=self.pack.max_errors)
+
+    def needs_user_model(self, subset: str) -> bool:
+        return self.pack.user == "llm"
+
+    def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
+        prompt = f"{self.pack.guidelines}\n\n<scenario>\n{scenario_text(task.scenario)}\n</scenario>"
+        return SimulatedUser(model, prompt, stop_markers=USER_STOP_MARKERS, seed=seed)
+
+    def gold_agent(self, task: Task) -> Agent:
+        if task.scenario.get("replies"):
+            return asking_gold_agent(task.scenario, task.evaluation)
+        return tau2_gold_agent(task.evaluation, opening(task.scenario))
+
+    def gold_user(self, task: Task) -> User:
+        """The scripted user: it answers from the scenario's replies (with ``answers=False``, opening only)."""
+        if task.scenario.get("replies") or not self.answers:
+            return ScenarioUser(task.scenario, answers=self.answers)
+        return tau2_gold_user(task.evaluation, opening(task.scenario))
+
+    def read_official(self, path: Path):
+        return None  # a pack has no official results format; `mua score` reads mua's own result lines

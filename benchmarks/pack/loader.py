@@ -1,0 +1,225 @@
+"""Reading a pack folder, with errors that name the file, the record and the field.
+
+    PACK/
+      pack.json     {"name": "bookings", "user": "scripted"}   user: "llm" (default) or "scripted"
+      policy.md     the agent's policy (goes into tau2's agent system prompt)
+      db.json       {table: {key: record}}: the database the tools read and write
+      tools.py      one plain Python function per tool: fn(db, arg: type, ...) with a docstring
+      tasks.json    a list of tau2-shaped tasks (id, user_scenario, evaluation_criteria)
+      splits.json   {split: [task ids]} e.g. {"train": [...], "test": [...]} (optional: then --all-tasks)
+      user_guidelines.md   optional: the LLM user simulator's guidelines (default: the adapter's own)
+
+A task's ``user_scenario.replies`` ([{"when": [keywords], "say": text, "ask": question}]) drives the offline
+scripted user (``users.py``); a pack whose pack.json says ``"user": "scripted"`` is played with it everywhere.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from mua.harness.datafiles import load_json
+from mua.harness.errors import DataError
+
+from ..tau2.domain import Tau2Domain
+from ..tau2.overlay import Overlay
+from .tooldefs import import_tools, tool_defs
+
+USER_KINDS = ("llm", "scripted")
+BASIS = ("DB", "COMMUNICATE", "ACTION", "NL_ASSERTION")
+DEFAULT_GUIDELINES = Path(__file__).with_name("user_guidelines.md")
+
+
+class PackDomain(Tau2Domain):
+    """A pack's database and tools behind tau2's domain contract (so tau2's environment and scorer run it)."""
+
+    name = "pack"
+
+    def __init__(self, policy: str, agent_tools: dict, base: dict):
+        super().__init__(policy=policy, agent_tools=agent_tools)
+        self.base = base
+
+    @classmethod
+    def load(cls, data_dir: Path) -> "PackDomain":
+        return load_pack(data_dir).domain
+
+    def new_state(self) -> Overlay:
+        return Overlay(self.base)
+
+    def fingerprint(self, state: Overlay) -> tuple:
+        return state.fingerprint()
+
+
+@dataclass
+class Pack:
+    name: str
+    user: str
+    domain: PackDomain
+    tasks: list[dict]
+    splits: Optional[dict[str, list[str]]]
+    guidelines: str
+    max_messages: int
+    max_errors: int
+
+
+def _fail(where: str, what: str) -> DataError:
+    return DataError(f"pack: {where}: {what}")
+
+
+def _object(value: Any, where: str) -> dict:
+    if not isinstance(value, dict):
+        raise _fail(where, f"expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _string(record: dict, key: str, where: str, required: bool = True) -> Optional[str]:
+    value = record.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(where, f"field {key!r} must be a non-empty string")
+    return value
+
+
+def _meta(folder: Path) -> dict:
+    meta = _object(load_json(folder, "pack.json"), "pack.json")
+    _string(meta, "name", "pack.json")
+    user = meta.setdefault("user", "llm")
+    if user not in USER_KINDS:
+        raise _fail("pack.json", f"field 'user' must be one of {', '.join(USER_KINDS)}, got {user!r}")
+    for key in ("max_messages", "max_errors"):
+        if key in meta and (not isinstance(meta[key], int) or isinstance(meta[key], bool) or meta[key] < 1):
+            raise _fail("pack.json", f"field {key!r} must be a positive integer")
+    return meta
+
+
+def _database(folder: Path) -> dict:
+    db = _object(load_json(folder, "db.json"), "db.json")
+    for table, records in db.items():
+        if not isinstance(records, dict):
+            raise _fail(f"db.json, table {table!r}", "expected an object of key -> record")
+    return db
+
+
+def _check_replies(scenario: dict, where: str, needed: bool) -> None:
+    replies = scenario.get("replies")
+    if replies is None:
+        if needed:
+            raise _fail(where, "field 'user_scenario.replies' is required: pack.json says the user is scripted")
+        return
+    if not isinstance(replies, list):
+        raise _fail(where, "field 'user_scenario.replies' must be a list")
+    for i, reply in enumerate(replies):
+        at = f"{where}, user_scenario.replies[{i}]"
+        _object(reply, at)
+        _string(reply, "say", at)
+        _string(reply, "ask", at, required=False)
+        when = reply.get("when")
+        if not isinstance(when, list) or not when or not all(isinstance(w, str) and w.strip() for w in when):
+            raise _fail(at, "field 'when' must be a non-empty list of keywords")
+
+
+def _check_evaluation(evaluation: Any, where: str, tools: dict) -> None:
+    if evaluation is None:
+        return
+    at = f"{where}, evaluation_criteria"
+    _object(evaluation, at)
+    basis = evaluation.get("reward_basis")
+    if not isinstance(basis, list) or not basis or any(b not in BASIS for b in basis):
+        raise _fail(at, f"field 'reward_basis' must be a non-empty list of {', '.join(BASIS)}")
+    actions = evaluation.get("actions") or []
+    if not isinstance(actions, list):
+        raise _fail(at, "field 'actions' must be a list")
+    for i, action in enumerate(actions):
+        a = f"{at}.actions[{i}]"
+        _object(action, a)
+        if action.get("name") not in tools:
+            raise _fail(a, f"field 'name': {action.get('name')!r} is not a tool of tools.py "
+                           f"({', '.join(tools)})")
+        if not isinstance(action.get("arguments", {}), dict):
+            raise _fail(a, "field 'arguments' must be an object")
+        if action.get("requestor", "assistant") != "assistant":
+            raise _fail(a, "field 'requestor': packs have agent tools only ('assistant')")
+    for key in ("communicate_info", "nl_assertions"):
+        items = evaluation.get(key) or []
+        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+            raise _fail(at, f"field {key!r} must be a list of strings")
+
+
+def _tasks(folder: Path, tools: dict, scripted: bool) -> list[dict]:
+    records = load_json(folder, "tasks.json")
+    if not isinstance(records, list):
+        raise _fail("tasks.json", "expected a list of tasks")
+    seen: set[str] = set()
+    for i, record in enumerate(records):
+        where = f"tasks.json, record {i}"
+        _object(record, where)
+        if not isinstance(record.get("id"), (str, int)) or isinstance(record.get("id"), bool):
+            raise _fail(where, "field 'id' must be a string or an integer")
+        task_id = str(record["id"])
+        where = f"tasks.json, task {task_id!r}"
+        if task_id in seen:
+            raise _fail(where, "duplicate id")
+        seen.add(task_id)
+        scenario = _object(record.get("user_scenario"), f"{where}, field 'user_scenario'")
+        instructions = scenario.get("instructions")
+        if isinstance(instructions, dict):
+            for key in ("domain", "reason_for_call", "task_instructions"):
+                _string(instructions, key, f"{where}, user_scenario.instructions")
+        elif not isinstance(instructions, str) or not instructions.strip():
+            raise _fail(where, "field 'user_scenario.instructions' must be an object (domain, reason_for_call, "
+                               "task_instructions, known_info) or a string")
+        _check_replies(scenario, where, scripted)
+        _check_evaluation(record.get("evaluation_criteria"), where, tools)
+    return records
+
+
+def _splits(folder: Path, ids: set[str]) -> Optional[dict[str, list[str]]]:
+    if not (folder / "splits.json").is_file():
+        return None
+    raw = _object(load_json(folder, "splits.json"), "splits.json")
+    splits = {}
+    for split, members in raw.items():
+        if not isinstance(members, list):
+            raise _fail(f"splits.json, split {split!r}", "expected a list of task ids")
+        unknown = [str(m) for m in members if str(m) not in ids]
+        if unknown:
+            raise _fail(f"splits.json, split {split!r}", f"unknown task id {unknown[0]!r}")
+        splits[split] = [str(m) for m in members]
+    return splits
+
+
+FILES = ("pack.json", "policy.md", "db.json", "tools.py", "tasks.json", "splits.json", "user_guidelines.md")
+
+
+def load_pack(data_dir: Path) -> Pack:
+    """The pack in ``data_dir``, parsed once per process and version of its files."""
+    folder = Path(data_dir).resolve()
+    stamps: list[Optional[tuple]] = []
+    for name in FILES:
+        try:
+            info = (folder / name).stat()
+            stamps.append((info.st_mtime_ns, info.st_size))
+        except OSError:
+            stamps.append(None)
+    return _load(str(folder), tuple(stamps))
+
+
+@lru_cache(maxsize=None)
+def _load(folder_name: str, stamps: tuple) -> Pack:
+    folder = Path(folder_name)
+    if not folder.is_dir():
+        raise DataError(f"pack: {folder} is not a folder (name the pack folder with --data-dir)")
+    meta = _meta(folder)
+    policy_path = folder / "policy.md"
+    if not policy_path.is_file():
+        raise _fail("policy.md", "missing (the agent's policy text)")
+    tools = tool_defs(import_tools(folder / "tools.py", "tools.py"), "tools.py")
+    domain = PackDomain(policy_path.read_text(encoding="utf-8"), tools, _database(folder))
+    tasks = _tasks(folder, tools, meta["user"] == "scripted")
+    guidelines_path = folder / "user_guidelines.md"
+    guidelines = (guidelines_path if guidelines_path.is_file() else DEFAULT_GUIDELINES).read_text(encoding="utf-8")
+    return Pack(name=meta["name"], user=meta["user"], domain=domain, tasks=tasks,
+                splits=_splits(folder, {str(t["id"]) for t in tasks}), guidelines=guidelines,
+                max_messages=meta.get("max_messages", 201), max_errors=meta.get("max_errors", 10))

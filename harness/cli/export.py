@@ -1,0 +1,45 @@
+"""`mua export`: a run's finished episodes as a Hugging Face dataset (or JSONL) for supervised training."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..data import resolve_data_dir
+from ..errors import ConfigError
+from .common import add_data_dir
+
+FORMATS = ("datasets", "jsonl")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="write a run's episodes as a training dataset",
+                       description="One row per finished episode: the agent's view (messages, system prompt "
+                                   "first), the tools it was offered (JSON text), reward and score components. "
+                                   "Errored and unscored episodes are left out.")
+    p.add_argument("run", type=Path, help="run directory written by mua eval")
+    p.add_argument("--out", required=True, type=Path, help="output directory (datasets) or file (jsonl)")
+    p.add_argument("--format", choices=FORMATS, default="datasets",
+                   help="datasets: Hugging Face save_to_disk folder (default); jsonl: one row per line")
+    p.add_argument("--min-reward", type=float, help="only episodes with at least this reward (e.g. 1)")
+    add_data_dir(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..export import export_rows, write_dataset
+    from ..registry import open_benchmark
+    from ..results import RunDir
+
+    config = RunDir(args.run).read_config()
+    if config is None:
+        raise ConfigError(f"{args.run} is not a mua run (no config.json)")
+    bench = open_benchmark(str(config.get("benchmark")), resolve_data_dir(args.data_dir))
+    if args.out.exists() and (args.format == "jsonl" or any(args.out.iterdir())):
+        raise ConfigError(f"{args.out} exists; name a new --out")
+    rows = export_rows(args.run, bench, args.min_reward)
+    if not rows:
+        raise ConfigError(f"{args.run}: no finished episodes" + (f" with reward >= {args.min_reward}"
+                                                                 if args.min_reward is not None else ""))
+    write_dataset(rows, args.out, args.format)
+    print(f"exported {len(rows)} episodes -> {args.out}")
+    return 0

@@ -1,0 +1,65 @@
+"""`mua sft`: supervised fine-tuning of a local checkpoint on exported episodes (`mua export`), the cold start
+before `mua train`. Loss on the agent's own tokens only, rendered as RL renders them."""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..errors import ConfigError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sft", help="supervised fine-tuning on exported episodes (TRL SFTTrainer)",
+                       description="Trains --policy on a dataset written by `mua export` with TRL's SFTTrainer: each "
+                                   "episode is tokenised exactly as `mua train` streams it, and only the agent's "
+                                   "own replies are trained on. Needs the train extra.")
+    p.add_argument("--policy", required=True, help="checkpoint directory to start from")
+    p.add_argument("--dataset", required=True, type=Path, help="`mua export` output (datasets folder or .jsonl)")
+    p.add_argument("--output-dir", required=True, help="where the fine-tuned checkpoint is written")
+    p.add_argument("--min-reward", type=float, help="train only on rows with at least this reward")
+    p.add_argument("--epochs", type=float, default=1.0, help="passes over the dataset (default 1)")
+    p.add_argument("--max-steps", type=int, default=-1, help="optimizer steps (overrides --epochs when > 0)")
+    p.add_argument("--learning-rate", type=float, default=2e-5)
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run)
+
+
+def read_rows(path: Path) -> list[dict]:
+    if not path.exists():
+        raise ConfigError(f"no dataset at {path} (write one with `mua export RUN --out {path}`)")
+    if path.is_file():
+        try:
+            return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        except ValueError as e:
+            raise ConfigError(f"{path}: not JSON lines ({e})") from None
+    try:
+        import datasets
+    except ImportError:
+        raise ConfigError("mua sft needs the train extra: pip install -e '.[train]'") from None
+    try:
+        return list(datasets.load_from_disk(str(path)))
+    except (FileNotFoundError, ValueError) as e:
+        raise ConfigError(f"{path}: not a saved dataset ({e})") from None
+
+
+def run(args: argparse.Namespace) -> int:
+    if not (Path(args.policy) / "config.json").is_file():
+        raise ConfigError(f"--policy {args.policy}: not a model checkpoint directory (no config.json)")
+    rows = read_rows(args.dataset)
+    if args.min_reward is not None:
+        rows = [r for r in rows if isinstance(r.get("reward"), (int, float)) and r["reward"] >= args.min_reward]
+    missing = [k for k in ("messages", "tools") if rows and k not in rows[0]]
+    if not rows or missing:
+        raise ConfigError(f"{args.dataset}: " + ("no rows to train on" if not rows else
+                                                 f"rows lack {', '.join(missing)} (write it with `mua export`)"))
+    from mua.training.sft import sft_train
+
+    losses = sft_train(args.policy, rows, args.output_dir, max_steps=args.max_steps, epochs=args.epochs,
+                       learning_rate=args.learning_rate, batch_size=args.batch_size, seed=args.seed,
+                       progress=not args.no_progress)
+    print(f"trained on {len(rows)} episodes, {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}; "
+          f"saved {args.output_dir}")
+    return 0

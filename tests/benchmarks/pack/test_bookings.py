@@ -1,0 +1,79 @@
+"""The bookings example pack: its gold agent passes every task, and a wrong or unasked booking fails."""
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from mua.benchmarks.pack import PackBenchmark
+from mua.harness.agents import ScriptedAgent
+from mua.harness.cli import main
+from mua.harness.runner import run_episode
+from mua.harness.types import Message, ToolCall
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "benchmarks/pack/examples/bookings"
+
+
+def play(bench, task, agent, user=None):
+    return asyncio.run(run_episode(bench, task, agent, user or bench.gold_user(task)))
+
+
+def test_gold_agent_passes_every_task():
+    bench = PackBenchmark(EXAMPLE)
+    tasks = bench.load_tasks("tasks")
+    assert len(tasks) == 240
+    for task in tasks:
+        result = play(bench, task, bench.gold_agent(task))
+        assert result.score.reward == 1.0, (task.id, result.score.info)
+        assert result.termination == "user_stop"
+
+
+def booking(args: dict) -> Message:
+    return Message(role="assistant", tool_calls=[ToolCall(id="c1", name="book_table", arguments=json.dumps(args))])
+
+
+def test_facts_come_only_from_the_user():
+    bench = PackBenchmark(EXAMPLE)
+    task = bench.load_tasks("tasks", "test")[0]
+    facts = task.evaluation["actions"][0]["arguments"]
+    assert facts["name"] not in task.scenario["instructions"]["reason_for_call"]
+    ask = Message(role="assistant", content="What name, day and number of guests?")
+    right = play(bench, task, ScriptedAgent([[ask], [booking(facts), Message(role="assistant", content="Booked.")]]))
+    assert right.score.reward == 1.0
+    wrong = dict(facts, guests=facts["guests"] % 8 + 1)
+    result = play(bench, task, ScriptedAgent([[ask], [booking(wrong), Message(role="assistant", content="Booked.")]]))
+    assert result.score.reward == 0.0 and result.score.components == {"db": 0.0}
+    # without asking, the user has nothing to answer and ends the conversation: nothing booked
+    silent = play(bench, task, ScriptedAgent([[Message(role="assistant", content="Hello there.")]]))
+    assert silent.score.reward == 0.0 and silent.messages[-1].content == "###STOP###"
+
+
+def test_opening_only_user_stops_after_the_opening():
+    bench = PackBenchmark(EXAMPLE, answers=False)
+    task = bench.load_tasks("tasks", "test")[0]
+    result = play(bench, task, bench.gold_agent(task))
+    users = [m.content for m in result.messages if m.role == "user"]
+    assert users == [task.scenario["instructions"]["reason_for_call"], "###STOP###"]
+    assert result.score.reward == 0.0
+
+
+def test_splits_are_disjoint_and_regenerate_from_the_seed(tmp_path):
+    splits = json.loads((EXAMPLE / "splits.json").read_text())
+    assert not set(splits["train"]) & set(splits["test"])
+    subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), "--seed", "0", "--out", str(tmp_path)], check=True)
+    for name in ("tasks.json", "splits.json"):
+        assert (tmp_path / name).read_bytes() == (EXAMPLE / name).read_bytes()
+
+
+def test_eval_score_and_leaderboard_on_a_pack(tmp_path, capsys):
+    out = tmp_path / "run"
+    assert main(["eval", "--benchmark", "pack", "--data-dir", str(EXAMPLE), "--agent", "gold", "--limit", "5",
+                 "--out", str(out), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(rows) == 5 and all(r["reward"] == 1.0 for r in rows)
+    assert main(["score", "--trajectories", str(out / "episodes.jsonl"), "--out", str(tmp_path / "s.jsonl"),
+                 "--data-dir", str(EXAMPLE)]) == 0
+    assert [json.loads(line)["reward"] for line in (tmp_path / "s.jsonl").read_text().splitlines()] == [1.0] * 5
+    capsys.readouterr()
+    assert main(["leaderboard", str(out)]) == 0
+    assert "pack/tasks pass^1" in capsys.readouterr().out
