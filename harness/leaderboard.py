@@ -19,7 +19,8 @@ from typing import Optional, Sequence
 
 from .errors import ConfigError
 from .metrics import PASS_HAT_K, Metric, MetricsDeclaration
-from .registry import benchmark_names, installed_declaration
+from .protocol import differences, stated_differences
+from .registry import benchmark_class, benchmark_names, installed_declaration
 from .runs import Run, SubsetResult
 from .stats import Estimate, bootstrap_ci, max_k, pass_hat_k
 
@@ -36,6 +37,9 @@ LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)"
                           "split, so not comparable with full runs",
           FLAG_TRAINED: "contaminated: the model was trained (mua train) on some of the tasks scored here, as its "
                         "train_config.json says"}
+# Shown after a row's label when its run protocol departs from the benchmark's official one (for a published
+# row: from what its source says it used); the departures are listed under the table.
+FLAG_PROTOCOL = "†"
 
 
 @dataclass
@@ -54,6 +58,7 @@ class Row:
     source: str  # run directory names, or the citation of a published number
     cells: dict[str, Cell] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    protocol: list[str] = field(default_factory=list)  # departures from the official run protocol
 
 
 @dataclass(frozen=True)
@@ -169,14 +174,17 @@ def build_rows(runs: Sequence[Run], st: Settings = Settings()) -> list[Row]:
     for run in runs:
         cells = run_cells(run, st, sizes)
         notes = [f"{run.name}: {p}" for p in run.problems()] + _selection_notes(run, sizes)
+        departures = differences(run.config.get("protocol"))
+        protocol = [f"{run.name}: {'; '.join(departures)}"] if departures else []
         row = next((r for r in rows if not r.published and r.label == run.model
                     and not set(r.cells) & set(cells)), None)
         if row is None:
-            rows.append(Row(run.model, False, run.name, dict(cells), notes))
+            rows.append(Row(run.model, False, run.name, dict(cells), notes, protocol))
         else:
             row.source += f", {run.name}"
             row.cells.update(cells)
             row.notes += notes
+            row.protocol += protocol
     return rows
 
 
@@ -200,8 +208,21 @@ def load_published(path: Path, sources: Optional[Sequence[str]] = None) -> list[
         cite = known[entry["source"]]
         cells = {k: Cell(float(v) / 100.0) for k, v in entry["metrics"].items() if v is not None}
         rows.append(Row(entry["model"], True, f"published: {cite['short']}", cells,
-                        [entry["note"]] if entry.get("note") else []))
+                        [entry["note"]] if entry.get("note") else [], _published_protocol(cite, entry, cells)))
     return rows
+
+
+def _published_protocol(source: dict, entry: dict, cells: dict) -> list[str]:
+    """Per benchmark the row has values for: where what the source says it used (its "protocol", the entry's
+    own on top) departs from the installed adapter's official protocol, or what it leaves unsaid."""
+    out = []
+    for name in benchmark_names():
+        if not any(c.startswith(name) for c in cells):
+            continue
+        stated = {**(source.get("protocol") or {}).get(name, {}), **(entry.get("protocol") or {}).get(name, {})}
+        if departures := stated_differences(stated, benchmark_class(name).declared_protocol()):
+            out.append(f"{name}: {'; '.join(departures)}")
+    return out
 
 
 def declarations(runs: Sequence[Run], installed: bool = False) -> list[MetricsDeclaration]:
@@ -246,8 +267,27 @@ def legend(rows: Sequence[Row], cols: Sequence[str], confidence: float) -> list[
     used = {f for r in rows for c in cols if c in r.cells for f in r.cells[c].flags}
     lines += [f"  {f} = {LEGEND[f]}" for f in FLAG_ORDER if f in used]
     lines += [f"  ! {r.label}: {n}" for r in rows if not r.published for n in r.notes]
+    refs = protocol_refs(rows)
+    if refs:
+        lines.append(f"  {FLAG_PROTOCOL}N after a model = its run protocol departs from the benchmark's official "
+                     "one (published rows: as their source states it):")
+        lines += [f"  {FLAG_PROTOCOL}{n} {text}" for text, n in refs.items()]
     return lines
 
 
-def display_label(row: Row) -> str:
-    return f"{row.label} (published)" if row.published else row.label
+def protocol_refs(rows: Sequence[Row]) -> dict[str, int]:
+    """Footnote numbers of the rows' protocol departures: rows that depart in the same way share one."""
+    refs: dict[str, int] = {}
+    for r in rows:
+        if r.protocol:
+            refs.setdefault(" | ".join(r.protocol), len(refs) + 1)
+    return refs
+
+
+def display_label(row: Row, refs: Optional[dict[str, int]] = None) -> str:
+    """The row's label: marked (published) for published rows, and with its protocol footnote (``refs``,
+    see protocol_refs) when its protocol departs from the official one."""
+    label = f"{row.label} (published)" if row.published else row.label
+    if refs and row.protocol:
+        label += f" {FLAG_PROTOCOL}{refs[' | '.join(row.protocol)]}"
+    return label

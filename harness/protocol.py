@@ -152,11 +152,46 @@ def differences(recorded: Optional[dict]) -> list[str]:
         value = (recorded.get("limits") or {}).get(k)
         if value != off_limits.get(k):
             out.append(f"limit {k} {value} (official {off_limits.get(k)})")
-    if recorded.get("trials") is not None and official.get("trials") and recorded["trials"] < official["trials"]:
+    # trials matter where a model samples; the gold agent replays the same actions every trial
+    if ((recorded.get("roles") or {}).get("agent") and recorded.get("trials") is not None
+            and official.get("trials") and recorded["trials"] < official["trials"]):
         out.append(f"{recorded['trials']} trial(s) (official {official['trials']})")
     unpinned = (recorded.get("data") or {}).get("unpinned") or []
     if unpinned:
         out.append(f"{len(unpinned)} data file(s) differ from the pinned data (e.g. {unpinned[0]})")
+    return out
+
+
+STATED = ("user_model", "judge_model", "agent_params", "user_params", "trials", "version")
+
+
+def stated_differences(stated: dict, official: RunProtocol) -> list[str]:
+    """Where what a published source says it used departs from the official protocol, and what it does not
+    say. ``stated`` keys: user_model, judge_model, agent_params, user_params, trials, version (the benchmark
+    code version it ran), note."""
+    out = []
+    for role in ("user", "judge"):
+        model, default = stated.get(f"{role}_model"), official.role(role).model
+        if model and default and model != default:
+            out.append(f"{role} model {model} (official default {default})")
+    for role in ("agent", "user"):
+        params = stated.get(f"{role}_params")
+        if params is None:
+            continue
+        off = official.role(role).params
+        out += [f"{role} {k} {_show(params.get(k, 'unset'))} (official {_show(off.get(k, 'unset'))})"
+                for k in sorted(set(params) | set(off)) if params.get(k, "unset") != off.get(k, "unset")]
+    if stated.get("trials") is not None and stated["trials"] < official.trials:
+        out.append(f"{stated['trials']} trial(s) (official {official.trials})")
+    if stated.get("version"):
+        out.append(f"benchmark code {stated['version']} (mua's data: {official.source.split(' (')[0]})")
+    missing = ["agent decoding"] if stated.get("agent_params") is None else []
+    if stated.get("trials") is None and official.trials > 1:
+        missing.append("trials")
+    if official.user.model and not stated.get("user_model"):
+        missing.insert(0, "user simulator")
+    if missing:
+        out.append(f"not stated: {', '.join(missing)}")
     return out
 
 

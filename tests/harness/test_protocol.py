@@ -105,3 +105,28 @@ def test_gate_refuses_runs_made_under_different_protocols(make_run):
     old = make_run("old", "tau2", {"retail": {f"t{i}": [1.0] for i in range(5)}}, protocol=False)
     assert not compare(read_run(old), read_run(base), GateSettings(**FAST)).passed
     assert differences(None) == ["protocol not recorded (run made before mua recorded it)"]
+
+
+def test_leaderboard_flags_protocol_departures_with_a_footnote(make_run, capsys):
+    official = make_run("official", "tau2", {"retail": {"t0": [1.0] * 4}}, model="a", trials=4)
+    record = json.loads((official / "config.json").read_text())["protocol"]
+    hot = json.loads(json.dumps(record))
+    hot["roles"]["agent"]["params"] = {"temperature": 1.0}
+    make_run("hot", "tau2", {"retail": {"t0": [1.0] * 4}}, model="b", trials=4, protocol=hot)
+    old = make_run("old", "tau2", {"retail": {"t0": [1.0] * 4}}, model="c", trials=4, protocol=False)
+    assert main(["leaderboard", str(official), str(official.parent / "hot"), str(old)]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert any(line.startswith("a ") for line in lines) and not any(line.startswith("a †") for line in lines)
+    assert any(line.startswith("b †1") for line in lines) and any(line.startswith("c †2") for line in lines)
+    assert "†1 hot: agent temperature 1.0 (official 0.0)" in out
+    assert "†2 old: protocol not recorded" in out
+
+
+def test_published_rows_are_flagged_where_their_source_departs_or_says_nothing(make_run, capsys):
+    run = make_run("official", "tau2", {"retail": {"t0": [1.0] * 4}}, model="a", trials=4)
+    assert main(["leaderboard", str(run), "--published", "tau2-leaderboard", "mua-rl"]) == 0
+    out = capsys.readouterr().out
+    assert "Claude Opus 4.5 (published) †" in out
+    assert "tau2: user model gpt-5.2 (official default gpt-4.1-2025-04-14)" in out
+    assert "tau2: not stated: user simulator, agent decoding, trials" in out  # the MUA-RL rows
