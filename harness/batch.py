@@ -222,11 +222,14 @@ class _Tally:
 
 
 async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
-                   progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20) -> EvalOutcome:
+                   progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20,
+                   stall_timeout_s: float = 120.0) -> EvalOutcome:
     """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped.
 
-    ``max_error_streak`` consecutive episodes failing on the model endpoint stop the run with a ModelError
-    (0: never): an endpoint that is down should be reported once, not retried for hours, episode by episode.
+    Every endpoint is checked once before the first episode. ``max_error_streak`` consecutive episodes failing
+    on the model endpoint stop the run with a ModelError (0: never): an endpoint that is down should be
+    reported once, not retried for hours, episode by episode. ``stall_timeout_s``: an endpoint that answers
+    nothing for that long while requests wait stops the run (resumable) with a ModelError naming it (0: never).
     """
     bench = open_benchmark(plan.benchmark, data_dir)
     plan, overrides = with_protocol(plan, bench.declared_protocol())
@@ -252,15 +255,26 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     try:
         config = _config(bench, plan, tasks, models, overrides)
         _check_resumable(run, config)
+        await models.check_alive()
         write_json(run.config, {"mua_version": mua_version(), **config})
         return await _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,
-                                  max_error_streak)
+                                  max_error_streak, stall_timeout_s)
     finally:
         await models.aclose()
 
 
+async def _watch_endpoints(models: Models, limit_s: float) -> None:
+    """Returns never; raises ModelError once an endpoint has been silent for ``limit_s`` with requests waiting."""
+    while True:
+        await asyncio.sleep(min(5.0, limit_s / 4))
+        if silent := models.silent_endpoint(limit_s):
+            raise ModelError(f"model endpoint {silent} while requests wait; stopping (in-flight episodes are "
+                             "not recorded). Fix the endpoint (or raise --stall-timeout for a slow one) and re-run "
+                             "the same command to resume.")
+
+
 async def _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,
-                       max_error_streak):
+                       max_error_streak, stall_timeout_s):
     order = [(s, t.id, k) for s, ts in tasks.items() for t in ts for k in range(plan.trials)]
     done = run.read_episodes()
     keep = {k for k, r in done.items() if not (retry_errors and r.get("error"))}
@@ -300,16 +314,26 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
         bar.set_postfix_str(tally.text(), refresh=False)
 
     running = [asyncio.create_task(one(k)) for k in pending]
+    watchdog = asyncio.create_task(_watch_endpoints(models, stall_timeout_s)) if stall_timeout_s > 0 else None
+    everything = asyncio.gather(*running)
     try:
-        await asyncio.gather(*running)
+        if watchdog is not None:
+            await asyncio.wait([everything, watchdog], return_when=asyncio.FIRST_COMPLETED)
+            if watchdog.done():
+                watchdog.result()  # raises the stall
+        await everything
         if abort:
             raise abort[0]
     except BaseException:
         for task in running:  # stop the rest cleanly before the result files are closed
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
+        if everything.done() and not everything.cancelled():
+            everything.exception()  # retrieved: the reason is the exception being raised here
         raise
     finally:
+        if watchdog is not None:
+            watchdog.cancel()
         bar.close()
         episodes.close()
         timings.close()

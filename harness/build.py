@@ -36,11 +36,29 @@ class Models:
     user: Optional[ChatModel] = None
     judge: Optional[ChatModel] = None
 
+    def distinct(self) -> list[ChatModel]:
+        return list({id(m): m for m in (self.agent, self.user, self.judge) if m is not None}.values())
+
     async def aclose(self) -> None:
-        for model in {id(m): m for m in (self.agent, self.user, self.judge) if m is not None}.values():
+        for model in self.distinct():
             close = getattr(model, "aclose", None)
             if close is not None:
                 await close()
+
+    async def check_alive(self) -> None:
+        """Preflight before the first episode: every endpoint answers, or one clear error names its URL."""
+        for model in self.distinct():
+            check = getattr(model, "check_alive", None)
+            if check is not None:
+                await check()
+
+    def silent_endpoint(self, limit_s: float) -> Optional[str]:
+        """The first endpoint that has left requests unanswered for more than ``limit_s`` seconds, as text."""
+        for model in self.distinct():
+            silent = getattr(model, "silent_for", lambda: None)()
+            if silent is not None and silent > limit_s:
+                return f"{getattr(model, 'base_url', model)} has not answered for {silent:.0f} s"
+        return None
 
 
 def open_model(spec: Optional[ModelSpec]) -> Optional[ChatModel]:

@@ -100,6 +100,21 @@ class AceBenchmark(Benchmark):
         prompts = task_context(task, AceContext).prompts
         return AceSimulatedUser(model, prompts["user_system"], prompts["user_greeting"], seed=seed)
 
+    @classmethod
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
+        """The end-state check's errors and the process score (the share of milestones the calls in
+        ``process_calls`` reached)."""
+        lines = []
+        if components.get("end_state") == 0.0:
+            lines.append(f"end state wrong: {info.get('error_type') or 'state differs'}")
+            for errors in info.get("end_state_errors") or []:
+                lines += [f"  {e}" for e in (errors if isinstance(errors, list) else [errors])]
+        process = components.get("process")
+        if isinstance(process, (int, float)) and process < 1.0:
+            lines.append(f"process: {process:g} of the milestones reached by the calls made "
+                         f"({len(info.get('process_calls') or [])} calls)")
+        return lines
+
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
         executor = AceExecutor(task_context(task, AceContext).world)

@@ -10,7 +10,7 @@ from ..build import GOLD, ModelSpec
 from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..registry import benchmark_names
-from .common import add_data_dir, add_model_flags, model_spec
+from .common import add_data_dir, add_model_flags, add_request_timeout, finite, model_spec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-errors", action="store_true", help="on resume, do not retry errored episodes")
     p.add_argument("--max-error-streak", type=int, default=20, metavar="N",
                    help="stop the run after N consecutive episodes fail on the model endpoint (0: never)")
+    add_request_timeout(p)
+    p.add_argument("--stall-timeout", type=float, default=120.0, metavar="S",
+                   help="stop the run (resumable) when an endpoint answers nothing for S seconds while requests "
+                        "wait (default 120; 0: never). Every endpoint is also checked once before the first "
+                        "episode")
     add_data_dir(p)
     p.set_defaults(func=run)
 
@@ -70,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or Path("results") / f"{plan.benchmark}-{_slug(plan.agent.name)}")
     outcome = asyncio.run(run_eval(plan, out, resolve_data_dir(args.data_dir), concurrency=args.concurrency,
                                    progress=not args.no_progress, retry_errors=not args.keep_errors,
-                                   max_error_streak=args.max_error_streak))
+                                   max_error_streak=args.max_error_streak,
+                                   stall_timeout_s=finite("--stall-timeout", args.stall_timeout) or 0.0))
     _print_summary(outcome.summary, out)
     for line in outcome.errors[:10]:
         print(f"  error: {line}")

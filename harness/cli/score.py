@@ -12,7 +12,7 @@ from ..errors import ConfigError
 from ..replay import TaskIndex, read_items, score_all
 from ..results import dumps, write_atomic
 from ..stats import is_success
-from .common import add_data_dir, add_model_flags, check_output_file, model_spec
+from .common import add_data_dir, add_model_flags, add_request_timeout, check_output_file, model_spec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="output JSONL ('-' for stdout)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
     p.add_argument("--concurrency", type=int, default=8, help="trajectories scored at once (judge calls)")
+    add_request_timeout(p)
     add_data_dir(p)
     p.set_defaults(func=run)
 
@@ -33,6 +34,8 @@ async def _score(args: argparse.Namespace) -> list[dict]:
     pairs = list(read_items(args.trajectories, data_dir, TaskIndex(data_dir)))
     judge = open_model(model_spec(args, "judge", default_temperature=0.0))
     try:
+        if judge is not None and hasattr(judge, "check_alive"):
+            await judge.check_alive()  # before scoring, not once per trajectory
         return await score_all(pairs, judge, args.concurrency)
     finally:
         if judge is not None and hasattr(judge, "aclose"):
