@@ -74,7 +74,7 @@ def test_bfcl_and_acebench_send_what_their_official_runners_send(tmp_path, data_
         return text_reply("Done.") if request["messages"][-1]["role"] == "tool" else tool_call_reply([("ls", {})])
 
     def ace_user(request):
-        said = sum(1 for m in request["messages"] if m["role"] == "assistant")
+        said = sum(1 for m in request["messages"][1:] if m["role"] in ("assistant", "system"))
         return text_reply("Please send a message to Frank." if said < 2 else "finish conversation")
 
     respond, seen = recording({"agent": bfcl_agent})
