@@ -133,6 +133,9 @@ def _check_resumable(run: RunDir, config: dict) -> None:
     # without changing which episodes the run is made of; it is rewritten with the current one.
     derived = ("mua_version", "metrics")
     diff = sorted(k for k in set(old) | set(config) if k not in derived and old.get(k) != config.get(k))
+    if "protocol" in diff and "protocol" not in old:
+        raise ConfigError(f"{run.path} was written before mua recorded run protocols (its requests may have used "
+                          "other decoding settings); finish it with that mua version, or use another --out")
     if diff:
         raise ConfigError(f"{run.path} already holds a different run (differs in: {', '.join(diff)}); "
                           "use another --out, or the same options to resume it")
