@@ -56,7 +56,8 @@ class AceBenchmark(Benchmark):
     protocol = RunProtocol(
         source="ACEBench e6db74b (generate.py, model_inference/apimodel_inference.py, multi_turn/APIModel_agent.py,"
                " multi_turn/APIModel_user.py)",
-        agent=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000}, seed=False),
+        # the official agent gets no tools (a prompting protocol), so it sends no tool_choice either
+        agent=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000, "tool_choice": None}, seed=False),
         user=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000}, seed=False, model="gpt-4o"),
         limits={"max_messages": MAX_DIALOG_TURNS + 1},
         data=("acebench/",))
