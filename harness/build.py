@@ -22,6 +22,7 @@ class ModelSpec:
     base_url: Optional[str] = None
     params: dict = field(default_factory=dict)  # temperature, max_tokens, ...
     api_key_env: str = "OPENAI_API_KEY"  # the variable's name is recorded, never its value
+    seed: bool = True  # send the episode's seed with each request (some official runners send none)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -35,11 +36,29 @@ class Models:
     user: Optional[ChatModel] = None
     judge: Optional[ChatModel] = None
 
+    def distinct(self) -> list[ChatModel]:
+        return list({id(m): m for m in (self.agent, self.user, self.judge) if m is not None}.values())
+
     async def aclose(self) -> None:
-        for model in {id(m): m for m in (self.agent, self.user, self.judge) if m is not None}.values():
+        for model in self.distinct():
             close = getattr(model, "aclose", None)
             if close is not None:
                 await close()
+
+    async def check_alive(self) -> None:
+        """Preflight before the first episode: every endpoint answers, or one clear error names its URL."""
+        for model in self.distinct():
+            check = getattr(model, "check_alive", None)
+            if check is not None:
+                await check()
+
+    def silent_endpoint(self, limit_s: float) -> Optional[str]:
+        """The first endpoint that has left requests unanswered for more than ``limit_s`` seconds, as text."""
+        for model in self.distinct():
+            silent = getattr(model, "silent_for", lambda: None)()
+            if silent is not None and silent > limit_s:
+                return f"{getattr(model, 'base_url', model)} has not answered for {silent:.0f} s"
+        return None
 
 
 def open_model(spec: Optional[ModelSpec]) -> Optional[ChatModel]:
@@ -47,7 +66,22 @@ def open_model(spec: Optional[ModelSpec]) -> Optional[ChatModel]:
         return None
     from .models import make_chat_model  # lazy: gold runs need no client at all
 
-    return make_chat_model(spec.name, base_url=spec.base_url, api_key_env=spec.api_key_env, **spec.params)
+    model = make_chat_model(spec.name, base_url=spec.base_url, api_key_env=spec.api_key_env, **spec.params)
+    return model if spec.seed else Unseeded(model)
+
+
+class Unseeded:
+    """A chat model whose requests carry no seed, whatever the caller passes (a benchmark protocol whose
+    runner sends none). Everything else is the wrapped model's."""
+
+    def __init__(self, model: ChatModel):
+        self.model = model
+
+    async def chat(self, messages, tools=None, seed=None):
+        return await self.model.chat(messages, tools, seed=None)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
 
 
 def make_agent(bench: Benchmark, task: Task, agent_spec: ModelSpec, models: Models, seed: int) -> Agent:
@@ -80,13 +114,15 @@ def describe(spec: Optional[ModelSpec], model: Any) -> Optional[dict]:
     return info
 
 
-TRAINED_ON = ("benchmark", "subsets", "split", "split_file", "allow_test_split")
+TRAIN_CONFIG = "train_config.json"  # written by `mua train` beside the model it trains
+TRAINED_TASKS = "trained_tasks"  # its "subset/task id" keys of the tasks trained on
+TRAINED_ON = ("benchmark", "subsets", "split", "split_file", "allow_test_split", TRAINED_TASKS)
 
 
 def trained_on(model_name: str) -> Optional[dict]:
     """For a checkpoint written by `mua train`: the tasks it was trained on, as its train_config.json says
     (so every score of the model can be traced to its training split)."""
-    path = Path(model_name) / "train_config.json"
+    path = Path(model_name) / TRAIN_CONFIG
     try:
         saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     except (OSError, ValueError):

@@ -2,10 +2,11 @@
 
 The candidate fails when (a) either run is incomplete (episodes missing), (b) the candidate lacks tasks or
 subsets the baseline has (it was run on a selection), (c) the runs were scored under different conditions
-(split, judge model), (d) its episode error rate passes a threshold, or (e) on the tasks both runs scored, it
-is worse than the baseline by more than ``margin`` with the chosen confidence (one-sided paired test over
-tasks: bootstrap or sign-flip permutation). A different user simulator only warns: it changes the
-conversations, not what a score means, and is sometimes the point of a comparison. Per task, the value
+(split, judge model, run protocol: decoding, limits, trials, data; see protocol.py), (d) its episode
+error rate passes a threshold, or (e) on the tasks both runs scored, it is worse than the baseline by
+more than ``margin`` with the chosen confidence (one-sided paired test over tasks: bootstrap or sign-flip
+permutation). A different user simulator model only warns: it changes the conversations, not what a
+score means, and is sometimes the point of a comparison. Per task, the value
 compared is the mean over its scored trials (errors excluded) of the chosen metric: the reward, or a named
 score component.
 """
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Optional
 
 from .errors import ConfigError
+from .protocol import mismatches
 from .runs import Run, spec_label
 from .stats import PairedTest, mean, paired_bootstrap, paired_permutation
 
@@ -32,6 +34,7 @@ class GateSettings:
     max_error_rate: float = 0.02
     allow_incomplete: bool = False  # either run may have missing episodes
     allow_partial: bool = False  # the candidate may cover only some of the baseline's tasks
+    allow_protocol_mismatch: bool = False  # the runs may differ in protocol (decoding, limits, trials, data)
 
 
 @dataclass
@@ -84,9 +87,18 @@ def _lacking(baseline: Run, candidate: Run) -> Optional[str]:
     return f"candidate lacks {lacking} of the baseline's {total} tasks ({detail})"
 
 
-def _conditions(baseline: Run, candidate: Run) -> tuple[list[str], list[str]]:
+def _conditions(baseline: Run, candidate: Run, allow_protocol_mismatch: bool = False
+                ) -> tuple[list[str], list[str]]:
     """Config differences that change what a score means (failures) or may shift it (warnings)."""
     failures, warnings = [], []
+    differ = mismatches(baseline.config.get("protocol"), candidate.config.get("protocol"))
+    if differ:
+        text = f"runs were made under different protocols ({'; '.join(differ)})"
+        if allow_protocol_mismatch:
+            warnings.append(text)
+        else:
+            failures.append(f"{text}: their scores are not comparable; pass --allow-protocol-mismatch to "
+                            "compare them anyway")
     if baseline.split != candidate.split:
         failures.append(f"runs use different splits (baseline {baseline.split}, candidate {candidate.split}): "
                         "the same task id may be a different task")
@@ -127,6 +139,17 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
         raise ConfigError(f"unknown method {s.method!r}; choose one of {', '.join(METHODS)}")
     if not 0.5 <= s.confidence < 1.0 or s.resamples < 1:
         raise ConfigError("--confidence must be in [0.5, 1) and --resamples at least 1")
+    if not 0.0 <= s.margin < 1.0:
+        hint = f" (for {s.margin:g} points, pass --margin {s.margin / 100:g})" if 1.0 <= s.margin < 100 else ""
+        raise ConfigError(f"--margin is a fraction of the metric in [0, 1): 0.02 means 2 points; got {s.margin:g}"
+                          + hint)
+    if not 0.0 <= s.max_error_rate <= 1.0:
+        raise ConfigError(f"--max-error-rate is a fraction in [0, 1]; got {s.max_error_rate:g}")
+    for role, run in (("baseline", baseline), ("candidate", candidate)):
+        if run.invalid_values:
+            raise ConfigError(f"{role} {run.path}: {len(run.invalid_values)} episode(s) have a reward or score "
+                              f"that is not a number (e.g. {run.invalid_values[0]}); the results file is damaged "
+                              "or was not written by mua, so no verdict can be given")
     v = Verdict(passed=True)
     base_incomplete = not baseline.complete and not s.allow_incomplete
     incomplete = not candidate.complete and not s.allow_incomplete
@@ -144,7 +167,7 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
                           "on the baseline's tasks, or pass --allow-partial to compare only the shared tasks")
     elif lacking:
         v.notes.append(lacking)
-    differ, v.warnings = _conditions(baseline, candidate)
+    differ, v.warnings = _conditions(baseline, candidate, s.allow_protocol_mismatch)
     v.failures += differ
     if erring:
         v.failures.append(f"candidate error rate {candidate.error_rate:.1%} ({candidate.errors}/"

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterable, Optional, Protocol, runtime_checkable
 
 from .metrics import MetricsDeclaration, generic
+from .protocol import RunProtocol
+from .protocol import generic as generic_protocol
 from .types import Message, Score, Task, ToolCall, ToolSpec, Usage
 
 
@@ -120,6 +122,8 @@ class Benchmark(ABC):
     default_split: Optional[str] = None
     # What the benchmark reports (see metrics.py); None: mean reward per subset and over subsets.
     metrics: ClassVar[Optional[MetricsDeclaration]] = None
+    # How the benchmark's own runner runs it (see protocol.py); None: mua's generic defaults.
+    protocol: ClassVar[Optional[RunProtocol]] = None
     # Splits meant for training, never reported (tau2's "train"). Training refuses every other split unless
     # the run names its own train/held-out division (a split file) or forces it (allow_test_split).
     train_splits: tuple[str, ...] = ()
@@ -131,6 +135,26 @@ class Benchmark(ABC):
     def declared_metrics(cls) -> MetricsDeclaration:
         """What the benchmark reports; ``mua eval`` records it in config.json."""
         return cls.metrics or generic(cls.name, cls.subsets, cls.default_split)
+
+    @classmethod
+    def declared_protocol(cls) -> RunProtocol:
+        """The benchmark's official run protocol; ``mua eval`` runs it by default and records it."""
+        return cls.protocol or generic_protocol()
+
+    @classmethod
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
+        """Why an episode scored what it scored, as short lines for ``mua view``, read from a stored episode
+        row only (its ``components`` and the ``info`` the scorer wrote), so old runs explain themselves and
+        no data is needed. Adapters override this to spell out their findings (the missing action, the
+        failed assertion, the differing state); this default names the components that failed or were
+        skipped."""
+        lines = []
+        for name, value in components.items():
+            if value is None:
+                lines.append(f"{name}: not computed (unknown)")
+            elif value < 1.0:
+                lines.append(f"{name}: {value:g}")
+        return lines
 
     @abstractmethod
     def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
@@ -171,6 +195,11 @@ class Benchmark(ABC):
         replays ``messages`` in a fresh environment (tool results in the messages are never trusted).
         ``termination`` None means: derive it from the messages, as documented by the adapter. ``judge`` is
         the LLM judge for judged components (None: they are skipped, reported as None)."""
+
+    def unjudged_checks(self, tasks: list[Task]) -> Optional[str]:
+        """What a run of ``tasks`` without a judge model leaves unscored, as one sentence for the user (said
+        once when the run starts); None when every check can be decided without a judge."""
+        return None
 
     def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
         """Items from one of the benchmark's own results files, or None if ``path`` is not such a file."""

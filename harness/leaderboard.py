@@ -19,20 +19,27 @@ from typing import Optional, Sequence
 
 from .errors import ConfigError
 from .metrics import PASS_HAT_K, Metric, MetricsDeclaration
-from .registry import benchmark_names, installed_declaration
+from .protocol import differences, stated_differences
+from .registry import benchmark_class, benchmark_names, installed_declaration
 from .runs import Run, SubsetResult
 from .stats import Estimate, bootstrap_ci, max_k, pass_hat_k
 
 # Flag letters shown after a cell value; the legend is printed under the table.
 FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION = "*", "e", "p", "s", "t"
-FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION)
+FLAG_TRAINED = "c"
+FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION, FLAG_TRAINED)
 LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)",
           FLAG_ERRORS: "some episodes errored; they are excluded from the value",
           FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has",
-          FLAG_SKIPPED: "some score components were skipped (e.g. judged ones without --judge-model); "
-                        "the value covers the computed components only",
+          FLAG_SKIPPED: "some checks were skipped (e.g. LLM-judged checks without --judge-model): episodes "
+                        "whose verdict they could change have an unknown reward and are left out of the value",
           FLAG_SELECTION: "run on a task selection (--task-ids, --limit): fewer tasks than the subset's full "
-                          "split, so not comparable with full runs"}
+                          "split, so not comparable with full runs",
+          FLAG_TRAINED: "contaminated: the model was trained (mua train) on some of the tasks scored here, as its "
+                        "train_config.json says"}
+# Shown after a row's label when its run protocol departs from the benchmark's official one (for a published
+# row: from what its source says it used); the departures are listed under the table.
+FLAG_PROTOCOL = "†"
 
 
 @dataclass
@@ -51,6 +58,7 @@ class Row:
     source: str  # run directory names, or the citation of a published number
     cells: dict[str, Cell] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    protocol: list[str] = field(default_factory=list)  # departures from the official run protocol
 
 
 @dataclass(frozen=True)
@@ -74,9 +82,23 @@ def full_sizes(runs: Sequence[Run]) -> dict[SizeKey, int]:
     return sizes
 
 
-def _subset_flags(s: SubsetResult, full: int) -> str:
+def _subset_flags(s: SubsetResult, full: int, trained: frozenset[str] = frozenset()) -> str:
     return ((FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors else "")
-            + (FLAG_SKIPPED if s.skipped else "") + (FLAG_SELECTION if len(s.tasks) < full else ""))
+            + (FLAG_SKIPPED if s.skipped or s.unknown else "") + (FLAG_SELECTION if len(s.tasks) < full else "")
+            + (FLAG_TRAINED if _trained_here(s, trained) else ""))
+
+
+def trained_tasks(run: Run) -> frozenset[str]:
+    """The "subset/task id" keys the run's model was trained on, where `mua eval` recorded them (a checkpoint
+    written by `mua train` on this benchmark)."""
+    trained = (run.config.get("agent") or {}).get("trained_on") or {}
+    if not isinstance(trained, dict) or trained.get("benchmark") != run.benchmark:
+        return frozenset()
+    return frozenset(str(k) for k in trained.get("trained_tasks") or [])
+
+
+def _trained_here(s: SubsetResult, trained: frozenset[str]) -> int:
+    return sum(f"{s.name}/{task_id}" in trained for task_id in s.tasks)
 
 
 def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = "pooled") -> Optional[Cell]:
@@ -123,7 +145,8 @@ def run_cells(run: Run, st: Settings = Settings(), sizes: Optional[dict[SizeKey,
     """The cells of every metric ``run`` declares. ``sizes``: full split sizes (see full_sizes), by default
     those known for this run alone."""
     sizes = full_sizes([run]) if sizes is None else sizes
-    flags = lambda s: _subset_flags(s, sizes.get((run.benchmark, run.split, s.name), 0))  # noqa: E731
+    trained = trained_tasks(run)
+    flags = lambda s: _subset_flags(s, sizes.get((run.benchmark, run.split, s.name), 0), trained)  # noqa: E731
     cells: dict[str, Cell] = {}
     for metric in run.metrics.metrics:
         cells.update(_pass_hat_k_cells(run, metric, st, flags) if metric.measure == PASS_HAT_K
@@ -133,7 +156,10 @@ def run_cells(run: Run, st: Settings = Settings(), sizes: Optional[dict[SizeKey,
 
 def _selection_notes(run: Run, sizes: dict[SizeKey, int]) -> list[str]:
     notes = []
+    trained = trained_tasks(run)
     for name, s in run.subsets.items():
+        if overlap := _trained_here(s, trained):
+            notes.append(f"{run.name}: the model was trained on {overlap} of the {len(s.tasks)} {name} tasks scored")
         full = sizes.get((run.benchmark, run.split, name), 0)
         if len(s.tasks) < full:
             split = f"{run.split} split" if run.split else "full set"
@@ -148,14 +174,17 @@ def build_rows(runs: Sequence[Run], st: Settings = Settings()) -> list[Row]:
     for run in runs:
         cells = run_cells(run, st, sizes)
         notes = [f"{run.name}: {p}" for p in run.problems()] + _selection_notes(run, sizes)
+        departures = differences(run.config.get("protocol"))
+        protocol = [f"{run.name}: {'; '.join(departures)}"] if departures else []
         row = next((r for r in rows if not r.published and r.label == run.model
                     and not set(r.cells) & set(cells)), None)
         if row is None:
-            rows.append(Row(run.model, False, run.name, dict(cells), notes))
+            rows.append(Row(run.model, False, run.name, dict(cells), notes, protocol))
         else:
             row.source += f", {run.name}"
             row.cells.update(cells)
             row.notes += notes
+            row.protocol += protocol
     return rows
 
 
@@ -179,8 +208,21 @@ def load_published(path: Path, sources: Optional[Sequence[str]] = None) -> list[
         cite = known[entry["source"]]
         cells = {k: Cell(float(v) / 100.0) for k, v in entry["metrics"].items() if v is not None}
         rows.append(Row(entry["model"], True, f"published: {cite['short']}", cells,
-                        [entry["note"]] if entry.get("note") else []))
+                        [entry["note"]] if entry.get("note") else [], _published_protocol(cite, entry, cells)))
     return rows
+
+
+def _published_protocol(source: dict, entry: dict, cells: dict) -> list[str]:
+    """Per benchmark the row has values for: where what the source says it used (its "protocol", the entry's
+    own on top) departs from the installed adapter's official protocol, or what it leaves unsaid."""
+    out = []
+    for name in benchmark_names():
+        if not any(c.startswith(name) for c in cells):
+            continue
+        stated = {**(source.get("protocol") or {}).get(name, {}), **(entry.get("protocol") or {}).get(name, {})}
+        if departures := stated_differences(stated, benchmark_class(name).declared_protocol()):
+            out.append(f"{name}: {'; '.join(departures)}")
+    return out
 
 
 def declarations(runs: Sequence[Run], installed: bool = False) -> list[MetricsDeclaration]:
@@ -225,8 +267,27 @@ def legend(rows: Sequence[Row], cols: Sequence[str], confidence: float) -> list[
     used = {f for r in rows for c in cols if c in r.cells for f in r.cells[c].flags}
     lines += [f"  {f} = {LEGEND[f]}" for f in FLAG_ORDER if f in used]
     lines += [f"  ! {r.label}: {n}" for r in rows if not r.published for n in r.notes]
+    refs = protocol_refs(rows)
+    if refs:
+        lines.append(f"  {FLAG_PROTOCOL}N after a model = its run protocol departs from the benchmark's official "
+                     "one (published rows: as their source states it):")
+        lines += [f"  {FLAG_PROTOCOL}{n} {text}" for text, n in refs.items()]
     return lines
 
 
-def display_label(row: Row) -> str:
-    return f"{row.label} (published)" if row.published else row.label
+def protocol_refs(rows: Sequence[Row]) -> dict[str, int]:
+    """Footnote numbers of the rows' protocol departures: rows that depart in the same way share one."""
+    refs: dict[str, int] = {}
+    for r in rows:
+        if r.protocol:
+            refs.setdefault(" | ".join(r.protocol), len(refs) + 1)
+    return refs
+
+
+def display_label(row: Row, refs: Optional[dict[str, int]] = None) -> str:
+    """The row's label: marked (published) for published rows, and with its protocol footnote (``refs``,
+    see protocol_refs) when its protocol departs from the official one."""
+    label = f"{row.label} (published)" if row.published else row.label
+    if refs and row.protocol:
+        label += f" {FLAG_PROTOCOL}{refs[' | '.join(row.protocol)]}"
+    return label

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import ConfigError
-from .leaderboard import Row, display_label, fmt_cell, legend
+from .leaderboard import Row, display_label, fmt_cell, legend, protocol_refs
 
 # "plain" is tabulate's "simple" style: plain text with a rule under the header.
 TABLE_FORMATS = {"plain": "simple", "github": "github"}
@@ -18,7 +18,8 @@ def render_table(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence:
     from tabulate import tabulate
 
     header = ["model", "source"] + list(cols)
-    body = [[display_label(r), r.source] + [fmt_cell(r.cells.get(c)) for c in cols] for r in rows]
+    refs = protocol_refs(rows)
+    body = [[display_label(r, refs), r.source] + [fmt_cell(r.cells.get(c)) for c in cols] for r in rows]
     table = tabulate(body, headers=header, tablefmt=TABLE_FORMATS[fmt], disable_numparse=True)
     notes = legend(rows, cols, confidence)
     if fmt == "github":  # keep the notes readable as markdown under the table
@@ -31,7 +32,8 @@ def render_csv(rows: Sequence[Row], cols: Sequence[str]) -> str:
     """One line per (row, metric): easy to load into a spreadsheet or pandas. Percent, 4 decimals."""
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["model", "published", "source", "metric", "value", "ci_low", "ci_high", "n_tasks", "flags"])
+    w.writerow(["model", "published", "source", "metric", "value", "ci_low", "ci_high", "n_tasks", "flags",
+                "protocol"])
     pct = lambda x: "" if x is None else f"{100 * x:.4f}"  # noqa: E731
     for r in rows:
         for c in cols:
@@ -39,7 +41,7 @@ def render_csv(rows: Sequence[Row], cols: Sequence[str]) -> str:
             if cell is None:
                 continue
             w.writerow([r.label, "yes" if r.published else "no", r.source, c, pct(cell.value), pct(cell.low),
-                        pct(cell.high), "" if cell.n is None else cell.n, cell.flags])
+                        pct(cell.high), "" if cell.n is None else cell.n, cell.flags, " | ".join(r.protocol)])
     return out.getvalue()
 
 

@@ -6,12 +6,12 @@ trusted) and scored by its benchmark's scorer. A line that cannot be read become
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from .errors import ConfigError, MuaError
 from .interfaces import Benchmark, ChatModel, ReplayItem
+from .jsonl import BadLine, iter_raw_lines, loads_line
 from .registry import benchmark_names, open_benchmark
 from .runner import run_episode
 from .transcript import ReplayAgent, ReplayUser, Transcript
@@ -40,7 +40,7 @@ class TaskIndex:
         return tasks[task_id]
 
 
-def parse_line(line: str, index: TaskIndex, lineno: int = 0) -> tuple[Optional[Benchmark], ReplayItem]:
+def parse_line(line: bytes | str, index: TaskIndex, lineno: int = 0) -> tuple[Optional[Benchmark], ReplayItem]:
     """One input line -> (benchmark, item); problems are reported in ``item.error`` (prefixed "line N:")."""
     bench, item = _parse_line(line, index)
     if item.error and lineno:
@@ -48,19 +48,25 @@ def parse_line(line: str, index: TaskIndex, lineno: int = 0) -> tuple[Optional[B
     return bench, item
 
 
-def _parse_line(line: str, index: TaskIndex) -> tuple[Optional[Benchmark], ReplayItem]:
+def _parse_line(line: bytes | str, index: TaskIndex) -> tuple[Optional[Benchmark], ReplayItem]:
     try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as e:
-        return None, ReplayItem(None, [], subset="", task_id="", error=f"line is not valid JSON: {e}")
+        obj = loads_line(line)
+    except BadLine as e:
+        return None, ReplayItem(None, [], subset="", task_id="", error=str(e))
     if not isinstance(obj, dict):
         return None, ReplayItem(None, [], subset="", task_id="", error="line is not a JSON object")
-    item = ReplayItem(None, [], subset=str(obj.get("subset", "")), task_id=str(obj.get("task_id", "")),
-                      variant=obj.get("variant"))
+    fields = {k: obj.get(k) for k in ("subset", "task_id", "variant")}
+    item = ReplayItem(None, [], subset=_text(fields["subset"]), task_id=_text(fields["task_id"]))
     missing = [k for k in REQUIRED if k not in obj]
+    wrong = [k for k, v in fields.items() if v is not None and not isinstance(v, (str, int))
+             or isinstance(v, bool) or (k == "variant" and isinstance(v, int))]
     if missing:
         item.error = f"missing keys: {', '.join(missing)}"
         return None, item
+    if wrong:
+        item.error = f"{', '.join(wrong)} must be text"
+        return None, item
+    item.variant = fields["variant"]
     try:
         bench = open_benchmark(str(obj["benchmark"]), index.data_dir)
         item.task = index.get(bench, item.subset, item.task_id, item.variant)
@@ -76,10 +82,8 @@ def _parse_line(line: str, index: TaskIndex) -> tuple[Optional[Benchmark], Repla
 def read_items(path: Path, data_dir: Path, index: TaskIndex) -> Iterator[tuple[Optional[Benchmark], ReplayItem]]:
     """Items from ``path``: mua's JSONL format, else the first benchmark whose own results format it is."""
     if _looks_like_mua_jsonl(path):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for lineno, line in enumerate(f, 1):
-                if line.strip():
-                    yield parse_line(line, index, lineno)
+        for lineno, raw, _complete in iter_raw_lines(path):
+            yield parse_line(raw, index, lineno)
         return
     for name in benchmark_names():
         bench = open_benchmark(name, data_dir)
@@ -97,11 +101,18 @@ def _looks_like_mua_jsonl(path: Path) -> bool:
         for line in f:
             if line.strip():
                 try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError:
+                    obj = loads_line(line)
+                except BadLine:
                     return line.lstrip().startswith("{") and '"benchmark"' in line
                 return isinstance(obj, dict) and "benchmark" in obj
     return True  # an empty file: zero lines in, zero lines out
+
+
+def _text(value: Any) -> str:
+    """A short printable form of an id read from a hostile line (it is echoed in the output row)."""
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    return str(value)
 
 
 async def replay(bench: Benchmark, item: ReplayItem, judge: Optional[ChatModel]) -> Score:
@@ -124,7 +135,8 @@ async def score_item(bench: Optional[Benchmark], item: ReplayItem, judge: Option
     if bench is not None and item.error is None:
         try:
             score = await replay(bench, item, judge)
-            row.update(reward=float(score.reward), components=dict(score.components))
+            reward = None if score.reward is None else float(score.reward)  # None: unknown (a check skipped)
+            row.update(reward=reward, components=dict(score.components))
         except MuaError:
             raise  # bad data or configuration: reported once to the person running mua
         except Exception as e:  # a trajectory that cannot be replayed or scored is that row's error

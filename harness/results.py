@@ -11,12 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from array import array
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from .errors import ConfigError
+from .jsonl import BadLine, iter_raw_lines, loads_line
+from .stats import is_success
+
+log = logging.getLogger(__name__)
 
 EpisodeKey = tuple[str, str, int]  # (subset, task_id, trial)
 
@@ -77,7 +83,7 @@ class JsonlAppender:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        _drop_torn_tail(self.path)
+        set_aside_torn_tail(self.path)
         self._file = open(self.path, "a", encoding="utf-8")
         self._written = 0  # lines written
         self._synced = 0  # lines covered by a finished fsync
@@ -109,8 +115,21 @@ class JsonlAppender:
         self._file.close()
 
 
-def _drop_torn_tail(path: Path) -> None:
-    """Cut a partial last line left by a crash mid-write, so the next append starts on a fresh line."""
+def set_aside(path: Path, lines: list[bytes], why: str) -> Path:
+    """Append damaged bytes to ``<path>.setaside`` (never deleted silently) and say so on the log."""
+    side = path.with_name(path.name + ".setaside")
+    with open(side, "ab") as f:
+        for raw in lines:
+            f.write(raw if raw.endswith(b"\n") else raw + b"\n")
+        f.flush()
+        os.fsync(f.fileno())
+    log.warning("%s: %s; %d line(s) set aside in %s", path, why, len(lines), side)
+    return side
+
+
+def set_aside_torn_tail(path: Path) -> None:
+    """Move a partial last line left by a crash mid-write to the side file, so the next append starts on a
+    fresh line and nothing is lost."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with open(path, "rb+") as f:
@@ -118,25 +137,34 @@ def _drop_torn_tail(path: Path) -> None:
         if data.endswith(b"\n"):
             return
         cut = data.rfind(b"\n") + 1
+        set_aside(path, [data[cut:]], "its last line was cut short (a crash or a full disk mid-write)")
         f.truncate(cut)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_records(path: Path) -> tuple[list[dict], list[bytes]]:
+    """Complete episode records of a JSONL file, and the raw lines that are not (garbled, non-UTF-8, foreign
+    or a torn tail). Never raises for bad content."""
+    records: list[dict] = []
+    bad: list[bytes] = []
+    if not Path(path).exists():
+        return records, bad
+    for _lineno, raw, complete in iter_raw_lines(Path(path)):
+        try:
+            record = loads_line(raw) if complete else None
+        except BadLine:
+            record = None
+        if _valid_key(record):
+            records.append(record)  # type: ignore[arg-type]
+        else:
+            bad.append(raw)
+    return records, bad
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    """All complete records of a JSONL file; a torn or garbled line (a crash mid-write) is skipped."""
-    records: list[dict] = []
-    if not Path(path).exists():
-        return records
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break  # torn tail
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if _valid_key(record):  # a hand-edited or foreign line is skipped, never fatal
-                records.append(record)
-    return records
+    """All complete records of a JSONL file; a torn, garbled or foreign line is skipped."""
+    return read_records(path)[0]
 
 
 def latest_by_key(records: Iterable[dict]) -> dict[EpisodeKey, dict]:
@@ -144,6 +172,93 @@ def latest_by_key(records: Iterable[dict]) -> dict[EpisodeKey, dict]:
     for r in records:
         latest[episode_key(r)] = r
     return latest
+
+
+class EpisodeIndex:
+    """Where the latest complete record of each expected episode lies in a JSONL file, found in one streaming
+    pass: one file offset per expected episode (positions 0..size-1, from ``position(key)``), plus a small
+    status code each, so a run of any length is indexed in memory proportional to its episode count in bytes,
+    not in records. Lines for keys outside the expected set are kept by offset too; unreadable ones are
+    collected for setting aside."""
+
+    MISSING, PASSED, FAILED, UNKNOWN, ERRORED = range(5)
+
+    def __init__(self, path: Path, position: Callable[[EpisodeKey], Optional[int]], size: int):
+        self.path = Path(path)
+        self.offsets = array("q", [-1]) * size
+        self.status = bytearray(size)
+        self.extra: dict[EpisodeKey, int] = {}  # keys not expected (a hand-edited or older file)
+        self.bad: list[bytes] = []
+        if not self.path.exists():
+            return
+        offset = 0
+        with open(self.path, "rb") as f:
+            for raw in f:
+                at, offset = offset, offset + len(raw)
+                if not raw.strip():
+                    continue
+                try:
+                    record: Any = loads_line(raw) if raw.endswith(b"\n") else None
+                    key = episode_key(record)
+                except (BadLine, KeyError, TypeError, ValueError):
+                    self.bad.append(raw.rstrip(b"\r\n"))
+                    continue
+                p = position(key)
+                if p is None:
+                    self.extra[key] = at
+                    continue
+                self.offsets[p] = at
+                self.status[p] = _status(record)
+
+    def found(self, p: int) -> bool:
+        return self.offsets[p] >= 0
+
+    def records(self, positions: Iterable[int]) -> Iterator[dict]:
+        """The indexed records at ``positions`` (skipping missing ones), read back one at a time."""
+        with open(self.path, "rb") as f:
+            for p in positions:
+                if self.offsets[p] >= 0:
+                    f.seek(self.offsets[p])
+                    yield json.loads(f.readline())
+
+    def extra_records(self) -> Iterator[dict]:
+        with open(self.path, "rb") as f:
+            for at in self.extra.values():
+                f.seek(at)
+                yield json.loads(f.readline())
+
+
+def _status(record: dict) -> int:
+    if record.get("error"):
+        return EpisodeIndex.ERRORED
+    reward = record.get("reward")
+    if reward is None:
+        return EpisodeIndex.UNKNOWN
+    return EpisodeIndex.PASSED if is_success(reward) else EpisodeIndex.FAILED
+
+
+def rewrite_in_order(index: EpisodeIndex, size: int, feed: Optional[Callable[[dict], None]] = None) -> None:
+    """Rewrite the indexed file atomically, one line per found position in order (then any extra keys), each
+    record passed to ``feed`` on the way; unreadable lines are set aside first. Streams: one record in memory."""
+    path = index.path
+    if index.bad:  # the rewrite keeps only records: keep the rest beside it
+        set_aside(path, index.bad, "unreadable lines found while writing the final file")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o666 & ~_umask())
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for record in index.records(range(size)):
+                if feed is not None:
+                    feed(record)
+                out.write(dumps(record) + "\n")
+            for record in index.extra_records():
+                out.write(dumps(record) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 class RunDir:
@@ -168,13 +283,22 @@ class RunDir:
             raise ConfigError(f"{self.config} is not a mua run config; use another --out")
         return config
 
+    def config_missing_but_results_present(self) -> bool:
+        """A folder with episodes or timings but no config.json is someone else's: never adopt it."""
+        if self.config.exists():
+            return False
+        return any(p.exists() and p.stat().st_size > 0 for p in (self.episodes, self.timings))
+
     def read_episodes(self) -> dict[EpisodeKey, dict]:
         return latest_by_key(read_jsonl(self.episodes))
 
     def canonicalize(self, order: list[EpisodeKey]) -> None:
         """Rewrite episodes.jsonl and timings.jsonl atomically: one line per key, in ``order``."""
         for path in (self.episodes, self.timings):
-            latest = latest_by_key(read_jsonl(path))
+            records, bad = read_records(path)
+            if bad:  # the rewrite below keeps only records: keep the rest beside it
+                set_aside(path, bad, "unreadable lines found while writing the final file")
+            latest = latest_by_key(records)
             lines = [dumps(latest[k]) + "\n" for k in order if k in latest]
             known = set(order)
             lines += [dumps(v) + "\n" for k, v in latest.items() if k not in known]

@@ -13,9 +13,10 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from .errors import ConfigError
+from .jsonl import BadLine, iter_raw_lines, loads_line
 from .metrics import MetricsDeclaration, generic
 from .registry import installed_declaration
 from .stats import is_success
@@ -31,6 +32,8 @@ class TaskResult:
     components: dict[str, list[float]] = field(default_factory=dict)  # non-null values per component
     skipped: set[str] = field(default_factory=set)  # components left uncomputed (null), e.g. no judge model
     errors: int = 0
+    unknown: int = 0  # trials with reward null (a check the verdict depends on was skipped)
+    invalid: list[str] = field(default_factory=list)  # trials whose reward or a component is not a number
     finished_trials: int = 0
 
     @property
@@ -70,6 +73,10 @@ class SubsetResult:
     @property
     def errors(self) -> int:
         return sum(t.errors for t in self.tasks.values())
+
+    @property
+    def unknown(self) -> int:
+        return sum(t.unknown for t in self.tasks.values())
 
     @property
     def skipped(self) -> set[str]:
@@ -118,6 +125,14 @@ class Run:
         return self.finished == self.expected_episodes
 
     @property
+    def unknown(self) -> int:
+        return sum(s.unknown for s in self.subsets.values())
+
+    @property
+    def invalid_values(self) -> list[str]:
+        return [w for s in self.subsets.values() for t in s.tasks.values() for w in t.invalid]
+
+    @property
     def error_rate(self) -> float:
         return self.errors / self.finished if self.finished else 0.0
 
@@ -128,6 +143,9 @@ class Run:
             out.append(f"incomplete: {self.finished}/{self.expected_episodes} episodes")
         if self.errors:
             out.append(f"{self.errors} episode errors (excluded from scores)")
+        if self.unknown:
+            out.append(f"{self.unknown} episodes with unknown reward (null: a check was skipped, e.g. no judge "
+                       "model; excluded from scores)")
         if self.torn_lines:
             out.append(f"{self.torn_lines} unreadable lines in episodes.jsonl")
         return out
@@ -139,8 +157,10 @@ def _read_json(path: Path) -> dict:
             data = json.load(f)
     except FileNotFoundError:
         raise ConfigError(f"{path} not found: is {path.parent} a run directory written by `mua eval`?") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path} is not valid JSON ({e})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
+        raise ConfigError(f"{path} is not valid JSON ({type(e).__name__}: {e})") from None
+    except OSError as e:
+        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a JSON object")
     return data
@@ -192,36 +212,45 @@ def read_run(path: Path | str) -> Run:
     torn = unexpected = 0
     episodes = path / "episodes.jsonl"
     if episodes.is_file():
-        with open(episodes, encoding="utf-8") as f:
-            for line in f:
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    key = (str(row["subset"]), str(row["task_id"]), int(row["trial"]))
-                except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-                    torn += 1
-                    continue
-                if key[0] in subsets and key[1] in subsets[key[0]].tasks and 0 <= key[2] < trials:
-                    rows[key] = row
-                else:
-                    unexpected += 1
+        for _lineno, raw, complete in iter_raw_lines(episodes):
+            try:
+                row: Any = loads_line(raw, strict=False) if complete else None
+                key = (str(row["subset"]), str(row["task_id"]), int(row["trial"]))
+            except (BadLine, KeyError, TypeError, ValueError):
+                torn += 1  # a torn, garbled or non-UTF-8 line: counted and flagged, never fatal
+                continue
+            if key[0] in subsets and key[1] in subsets[key[0]].tasks and 0 <= key[2] < trials:
+                rows[key] = row
+            else:
+                unexpected += 1
     for (subset, task_id, _trial), row in sorted(rows.items()):
-        _add_row(subsets[subset].tasks[task_id], row)
+        _add_row(subsets[subset].tasks[task_id], row, f"{subset}/{task_id}#{_trial}")
     for s in subsets.values():
         s.missing = [(t, k) for t in s.tasks for k in range(trials) if (s.name, t, k) not in rows]
     return Run(path, benchmark, model_label(config), trials, subsets, config, metrics, torn, unexpected)
 
 
-def _add_row(task: TaskResult, row: dict) -> None:
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _add_row(task: TaskResult, row: dict, where: str) -> None:
     task.finished_trials += 1
     reward = row.get("reward")
-    if row.get("error") is not None or not isinstance(reward, (int, float)):
+    if row.get("error") is not None:
         task.errors += 1
+        return
+    if reward is None:  # unknown: a check the verdict depends on was skipped (e.g. no judge model)
+        task.unknown += 1
+        task.skipped.update(k for k, v in (row.get("components") or {}).items() if v is None)
+        return
+    values = [reward] + [v for v in (row.get("components") or {}).values() if v is not None]
+    if not all(_is_number(v) for v in values) or not isinstance(row.get("components") or {}, dict):
+        task.invalid.append(where)
         return
     task.rewards.append(float(reward))
     for name, value in sorted((row.get("components") or {}).items()):
-        if isinstance(value, (int, float)):
-            task.components.setdefault(name, []).append(float(value))
-        elif value is None:
+        if value is None:
             task.skipped.add(name)
+        else:
+            task.components.setdefault(name, []).append(float(value))

@@ -95,11 +95,14 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}, "required": []})
+    # further fields of the function object that the benchmark's own runner sends (BFCL: "response")
+    extra: dict = field(default_factory=dict)
 
     def to_openai(self) -> dict:
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters,
+                         **self.extra},
         }
 
 
@@ -134,11 +137,15 @@ def task_context(task: Task, kind: type[C]) -> C:
 @dataclass
 class Score:
     """A verdict: ``reward`` is the benchmark's own pass measure; ``components`` are named parts (None =
-    skipped, e.g. NL assertions without a judge model); ``info`` holds human-readable detail."""
+    skipped, e.g. NL assertions without a judge model); ``info`` holds human-readable detail. A score whose
+    skipped components could still change it has ``reward`` None: it is counted and flagged, never scored."""
 
-    reward: float
+    reward: Optional[float]  # None: unknown, a check the verdict depends on was skipped (never 0 or 1)
     components: dict[str, Optional[float]] = field(default_factory=dict)
     info: dict = field(default_factory=dict)
+    # When ``reward`` is None: the reward over the computed components only (training's
+    # ``incomplete_scores: keep``); never a verdict.
+    partial_reward: Optional[float] = None
 
 
 @dataclass

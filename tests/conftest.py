@@ -20,7 +20,7 @@ def data_dir() -> Path:
     path = _data_dir()
     if path is None:
         reason = "benchmark data not found: set MUA_DATA_DIR or place it at ../shared/data"
-        if os.environ.get("CI") or os.environ.get("MUA_REQUIRE_DATA"):
+        if _required():
             pytest.fail(reason + " (required in CI: most tests need it)")  # never a green run that tested nothing
         pytest.skip(reason)
     return path
@@ -29,7 +29,14 @@ def data_dir() -> Path:
 @pytest.fixture(scope="session")
 def real_dir() -> Path:
     """Real model trajectories with official verdicts (../shared/real), used for scoring-fidelity tests."""
-    path = REPO.parent / "shared" / "real"
+    path = Path(os.environ.get("MUA_REAL_DIR") or REPO.parent / "shared" / "real")
     if not path.is_dir():
-        pytest.skip("../shared/real not found")
+        reason = f"real trajectories not found at {path} (set MUA_REAL_DIR or place them at ../shared/real)"
+        if _required():
+            pytest.fail(reason + " (required in CI: the official-verdict tests must run, not skip)")
+        pytest.skip(reason)
     return path
+
+
+def _required() -> bool:
+    return bool(os.environ.get("CI") or os.environ.get("MUA_REQUIRE_DATA"))

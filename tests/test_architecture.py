@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,6 +84,7 @@ def test_harness_code_names_no_benchmark_or_subset():
 
     words = set(benchmark_names()) | {"bfcl", "acebench"}
     words |= {s for name in benchmark_names() for s in benchmark_class(name).subsets}
+    words -= {"tasks"}  # the task-pack adapter's one subset is a plain word the harness uses for itself
     found = []
     for path in sorted((ROOT / "harness").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -91,5 +93,6 @@ def test_harness_code_names_no_benchmark_or_subset():
                 and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
         found += [f"{path.relative_to(ROOT)}:{n.lineno}: {n.value[:60]!r}" for n in ast.walk(tree)
                   if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
-                  and any(w.lower() in n.value.lower() for w in words)]
+                  and any(re.search(rf"(?<![a-z0-9]){re.escape(w.lower())}(?![a-z0-9])", n.value.lower())
+                          for w in words)]
     assert found == []

@@ -12,13 +12,13 @@ import re
 from pathlib import Path
 from typing import Optional
 
+from mua.harness.build import TRAIN_CONFIG, TRAINED_TASKS
 from mua.harness.errors import ConfigError
 
 from .checkpoints import last_complete_checkpoint
 from .config import CONSTANT_SCHEDULES, TrainConfig
 
-CONFIG_FILE = "train_config.json"
-TRAINED_TASKS = "trained_tasks"  # recorded beside the settings, not a setting
+CONFIG_FILE = TRAIN_CONFIG
 METRICS_FILE = "metrics.jsonl"
 # Settings a resumed run may change: where and how it runs, how often it saves and logs, where it reports.
 # (max_steps is checked on its own: see _check_max_steps.)

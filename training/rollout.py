@@ -26,8 +26,9 @@ from mua.harness.seeds import derive_seed
 from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
 
+from mua.harness.models.stream import TokenStream
+
 from .policy import BudgetExhausted, StreamPolicy
-from .stream import TokenStream
 
 log = logging.getLogger(__name__)
 BUDGET_EXHAUSTED = "budget_exhausted"  # termination of an episode stopped by the policy's token budget
@@ -139,16 +140,18 @@ class EpisodePlayer:
             return out
         score = result.score
         incomplete = score is not None and any(v is None for v in score.components.values())
+        # An unknown reward (a skipped check could still change it) gives no reward under "drop"; "keep" uses
+        # the reward over the computed components. A reward already decided (a computed check failed) stays.
         reward = score.reward if score is not None else None
-        if incomplete and self.settings.incomplete_scores == "drop":
-            reward = None
+        if score is not None and reward is None and self.settings.incomplete_scores == "keep":
+            reward = score.partial_reward
         truncated = result.termination in RUNNER_LIMITS
         out = self._outcome(key, policy, reward, result.termination, truncated=truncated)
         out.incomplete = incomplete
         if truncated:
             out.passed = False
-        elif score is not None and not (incomplete and self.settings.incomplete_scores == "drop"):
-            out.passed = is_success(score.reward)
+        elif score is not None and (score.reward is not None or self.settings.incomplete_scores == "keep"):
+            out.passed = is_success(score.reward if score.reward is not None else score.partial_reward)
         out.turns, out.messages = result.turns, [m.to_dict() for m in result.messages]
         return out
 

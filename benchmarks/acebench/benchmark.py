@@ -20,6 +20,7 @@ from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
 from mua.harness.metrics import Metric, MetricsDeclaration, SplitSize
+from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task, ToolCall, task_context
 
 from . import data
@@ -47,6 +48,20 @@ class AceBenchmark(Benchmark):
         headline=("acebench agent end_state", "acebench agent process"),
         detail=tuple(f"acebench/{s} {c}" for s in subsets for c in ("end_state", "process")))
 
+    # What ACEBench's API-model path sends (ACEBench e6db74b: model_inference/apimodel_inference.py builds
+    # APIAgent_turn/APIAgent_step and APIUSER without sampling arguments, so the constructor defaults of
+    # model_inference/multi_turn/APIModel_agent.py, APIModel_user.py and multi_step/APIModel_agent.py apply:
+    # temperature 0.001, top_p 1, max_tokens 1000, no seed; generate.py's --temperature 0.7 reaches only the
+    # single-turn path). User model: generate.py --user-model gpt-4o; --max-dialog-turns 40 (user.py).
+    protocol = RunProtocol(
+        source="ACEBench e6db74b (generate.py, model_inference/apimodel_inference.py, multi_turn/APIModel_agent.py,"
+               " multi_turn/APIModel_user.py)",
+        # the official agent gets no tools (a prompting protocol), so it sends no tool_choice either
+        agent=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000, "tool_choice": None}, seed=False),
+        user=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000}, seed=False, model="gpt-4o"),
+        limits={"max_messages": MAX_DIALOG_TURNS + 1},
+        data=("acebench/",))
+
     def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if split is not None:
             raise ConfigError(f"acebench has no splits (got split {split!r}); run it without --split")
@@ -58,7 +73,7 @@ class AceBenchmark(Benchmark):
                            limits=self.limits(task))
 
     def limits(self, task: Task) -> Limits:
-        return Limits(max_messages=MAX_DIALOG_TURNS + 1)
+        return Limits(**self.declared_protocol().limits)
 
     def gold_agent(self, task: Task) -> Agent:
         """Replays the first milestone list (one assistant message per milestone), then ends the dialogue."""
@@ -85,6 +100,21 @@ class AceBenchmark(Benchmark):
             return MultiStepUser(task.scenario)
         prompts = task_context(task, AceContext).prompts
         return AceSimulatedUser(model, prompts["user_system"], prompts["user_greeting"], seed=seed)
+
+    @classmethod
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
+        """The end-state check's errors and the process score (the share of milestones the calls in
+        ``process_calls`` reached)."""
+        lines = []
+        if components.get("end_state") == 0.0:
+            lines.append(f"end state wrong: {info.get('error_type') or 'state differs'}")
+            for errors in info.get("end_state_errors") or []:
+                lines += [f"  {e}" for e in (errors if isinstance(errors, list) else [errors])]
+        process = components.get("process")
+        if isinstance(process, (int, float)) and process < 1.0:
+            lines.append(f"process: {process:g} of the milestones reached by the calls made "
+                         f"({len(info.get('process_calls') or [])} calls)")
+        return lines
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:

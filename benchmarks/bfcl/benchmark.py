@@ -13,6 +13,7 @@ from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, ReplayItem, User
 from mua.harness.metrics import SUCCESS, Metric, MetricsDeclaration, SplitSize
+from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task
 from mua.harness.users import ScriptedUser
 
@@ -43,6 +44,18 @@ class BfclBenchmark(Benchmark):
         subset_labels={s: s.removeprefix("multi_turn_") for s in subsets},
         headline=("bfcl_v3 overall",) + tuple(f"bfcl_v3/{s.removeprefix('multi_turn_')}" for s in subsets))
 
+    # What `bfcl generate` sends to an OpenAI-compatible FC model by default (gorilla cd9429c, the tree of
+    # bfcl-eval 2025.8.6.2: bfcl_eval/__main__.py --temperature 0.001; model_handler/api_inference/
+    # openai_completion.py _query_FC sends model, messages, temperature, store=False and tools, with no
+    # tool_choice and no seed). Step limit: constants/default_prompts.py MAXIMUM_STEP_LIMIT 20, checked with
+    # ">" (see above: 21 model steps per turn). The user is the task's scripted turns; there is no judge.
+    protocol = RunProtocol(
+        source="gorilla bfcl_eval 2025.8.6.2 (cd9429c: __main__.py, model_handler/api_inference/"
+               "openai_completion.py, constants/default_prompts.py)",
+        agent=RoleProtocol({"temperature": 0.001, "store": False, "tool_choice": None}, seed=False),
+        limits={"max_agent_steps_per_turn": 21},
+        data=("bfcl_v3/", "bfcl_v4_multi_turn/"))
+
     def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if split in (None, "", "base", "v3"):
             version = data.V3
@@ -66,8 +79,7 @@ class BfclBenchmark(Benchmark):
         return EpisodeSpec(env=BfclEnvironment(task, self.data_dir), system_prompt="", limits=self.limits(task))
 
     def limits(self, task: Task) -> Limits:
-        step_limit = int(data.protocol(self.data_dir)["MAXIMUM_STEP_LIMIT"])
-        return Limits(max_agent_steps_per_turn=step_limit + 1)
+        return Limits(**self.declared_protocol().limits)
 
     def gold_agent(self, task: Task) -> Agent:
         return ScriptedAgent(gold_script(task))
@@ -77,6 +89,22 @@ class BfclBenchmark(Benchmark):
 
     def needs_user_model(self, subset: str) -> bool:
         return False  # BFCL's user is always the scripted question turns
+
+    @classmethod
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
+        """The official checker's verdict as stored by ``Verdict.to_score``: its error type, the failing turn
+        and the differing instance state or the missing execution results."""
+        if info.get("valid", True):
+            return []
+        turn = info.get("failed_turn")
+        lines = [f"{info.get('error_type')}" + (f" at turn {turn}" if turn is not None else "")
+                 + f": {info.get('error_message') or ''}"]
+        details = info.get("details") or {}
+        for attr, diff in (details.get("differences") or {}).items():
+            lines.append(f"state {attr}: model {diff.get('model')!r}, ground truth {diff.get('ground_truth')!r}")
+        for item in details.get("missing_items") or []:
+            lines.append(f"missing execution result: {item!r}")
+        return lines
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:

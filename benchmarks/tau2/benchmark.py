@@ -9,6 +9,7 @@ from mua.harness.errors import ConfigError
 from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
                                     User)
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
+from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task, task_context
 from mua.harness.users import SimulatedUser
 
@@ -50,6 +51,19 @@ class Tau2Benchmark(Benchmark):
                      SplitSize("full", {"telecom": 2285})),
         headline=tuple(f"tau2/{d} pass^1" for d in subsets)
         + tuple(f"tau2/{d} pass^{k}" for d in subsets for k in range(2, 9)))
+    # What `tau2 run` sends by default (tau2-bench a2c0247: src/tau2/config.py DEFAULT_LLM_ARGS_AGENT/_USER and
+    # DEFAULT_LLM_NL_ASSERTIONS(_ARGS); src/tau2/agent/base/llm_config.py set_seed puts the run's seed into
+    # the agent's and user's llm_args; evaluator_nl_assertions.py calls the judge without one;
+    # utils/llm_utils.py generate adds tool_choice "auto" whenever tools are sent, as mua's client does).
+    # Trials: docs/leaderboard-submission.md runs --num-trials 4 ("at least 4 trials" preferred).
+    protocol = RunProtocol(
+        source="tau2-bench a2c0247 (src/tau2/config.py, docs/leaderboard-submission.md)",
+        agent=RoleProtocol({"temperature": 0.0}, seed=True),
+        user=RoleProtocol({"temperature": 0.0}, seed=True, model="gpt-4.1-2025-04-14"),
+        judge=RoleProtocol({"temperature": 0.0}, seed=False, model="gpt-4.1-2025-04-14"),
+        limits={"max_messages": MAX_MESSAGES, "max_errors": MAX_ERRORS},
+        trials=4,
+        data=("tau2/domains/{subset}/", "tau2/user_simulator/"))
 
     def __init__(self, data_dir: Path) -> None:
         super().__init__(data_dir)
@@ -76,7 +90,7 @@ class Tau2Benchmark(Benchmark):
                            limits=self.limits(task), agent_stop_marker=STOP, single_kind_messages=True)
 
     def limits(self, task: Task) -> Limits:
-        return Limits(max_messages=MAX_MESSAGES, max_errors=MAX_ERRORS)
+        return Limits(**self.declared_protocol().limits)
 
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         domain = self._domain(task)
@@ -147,15 +161,29 @@ class Tau2Benchmark(Benchmark):
 
     @staticmethod
     def _combine(components: dict, info: dict) -> Score:
-        reward = 1.0
+        """tau2's reward is the product of the components. With a component skipped (no judge), the reward is
+        known only when a computed component is already 0; otherwise it is unknown (None), never a pass."""
+        product = 1.0
         for value in components.values():
             if value is not None:
-                reward *= value
+                product *= value
         skipped = [k for k, v in components.items() if v is None]
-        if skipped:
-            info["skipped"] = skipped
-            info["incomplete"] = True
-        return Score(reward=reward, components=components, info=info)
+        if not skipped:
+            return Score(reward=product, components=components, info=info)
+        info["skipped"] = skipped
+        info["incomplete"] = True
+        if product == 0.0:
+            return Score(reward=0.0, components=components, info=info)
+        return Score(reward=None, components=components, info=info, partial_reward=product)
+
+    def unjudged_checks(self, tasks: list[Task]) -> Optional[str]:
+        judged = [t for t in tasks if t.evaluation and t.evaluation.get("nl_assertions")
+                  and "nl_assertion" in [b.lower() for b in t.evaluation.get("reward_basis") or []]]
+        if not judged:
+            return None
+        return (f"no --judge-model: the NL assertions of {len(judged)} of {len(tasks)} tasks will be skipped; "
+                "an episode of those tasks that passes every other check gets reward null (unknown), is left "
+                "out of pass^k and means, and is counted in the summary")
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
@@ -167,6 +195,22 @@ class Tau2Benchmark(Benchmark):
             components["nl_assertion"] = reward
             info["nl_assertions"] = results
         return self._combine(components, info)
+
+    @classmethod
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
+        """Reads what ``_score_checks`` stored: an early termination, the database check, failed environment
+        assertions, unsaid communicate_info, unmatched gold actions, NL assertions the judge rejected."""
+        lines = [info["note"]] if info.get("note") else []
+        if info.get("db_match") is False:
+            lines.append("database: the final state differs from the one the gold actions produce")
+        lines += [f"environment assertion failed: {a}" for a in info.get("env_assertions_failed") or []]
+        lines += [f"never told the user: {c!r}" for c in info.get("communicate_missing") or []]
+        lines += [f"gold action not matched: {a}" for a in info.get("actions_unmatched") or []]
+        for result in info.get("nl_assertions") or []:
+            if isinstance(result, dict) and not result.get("met", True):
+                lines.append(f"NL assertion not met: {result.get('nl_assertion')}: {result.get('justification', '')}")
+        lines += [f"{name}: not computed (no judge model), reward unknown" for name in info.get("skipped") or []]
+        return lines or super().explain(components, info)
 
     # -- official results -----------------------------------------------------------------------------------
     def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:

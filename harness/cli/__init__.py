@@ -13,7 +13,7 @@ from ..errors import MuaError
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
                "benchmarks (see `mua eval --help`).")
 
-COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "train", "sft", "export", "model")
+COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "train", "sft", "export", "model")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,6 +43,10 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except MuaError as e:
         print(f"mua {args.command}: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # an unwritable or vanished path, a full disk: one line, never a traceback
+        where = f" {e.filename}" if getattr(e, "filename", None) else ""
+        print(f"mua {args.command}: error: cannot write or read{where}: {e.strerror or e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"mua {args.command}: interrupted; re-run the same command to resume", file=sys.stderr)

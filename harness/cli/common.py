@@ -2,11 +2,15 @@
 from __future__ import annotations
 
 import argparse
-import json
+import math
+import os
+from pathlib import Path
 from typing import Optional
 
 from ..build import ModelSpec
 from ..errors import ConfigError
+from ..jsonl import BadLine, loads_line
+from ..models.openai_client import check_base_url
 
 
 def add_data_dir(p: argparse.ArgumentParser) -> None:
@@ -20,28 +24,78 @@ def add_model_flags(p: argparse.ArgumentParser, role: str, help_text: str) -> No
                                               "(default: $OPENAI_BASE_URL, else http://127.0.0.1:8000/v1)")
     p.add_argument(f"--{role}-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help=f"environment variable holding the {role} endpoint's API key (default OPENAI_API_KEY)")
-    p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model")
+    p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
+                                                             "(default: the benchmark protocol's)")
     p.add_argument(f"--{role}-params", metavar="JSON", help=f"extra request parameters for the {role} model, "
                                                             'as a JSON object, e.g. \'{"max_tokens": 2048}\'')
 
 
+def add_request_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--request-timeout", type=float, metavar="S",
+                   help="seconds one model request may take before it is retried (default 600; per attempt)")
+
+
+def finite(flag: str, value: Optional[float], *, positive: bool = False) -> Optional[float]:
+    """``value`` when it is a finite number (and > 0 with ``positive``); ConfigError naming the flag otherwise."""
+    if value is not None and (not math.isfinite(value) or (positive and value <= 0)):
+        raise ConfigError(f"{flag} must be a finite{' positive' if positive else ''} number, got {value}")
+    return value
+
+
+def _params(role: str, raw: Optional[str]) -> dict:
+    if not raw:
+        return {}
+    try:
+        params = loads_line(raw)
+    except BadLine as e:
+        raise ConfigError(f"--{role}-params is not valid JSON: {e}") from None
+    if not isinstance(params, dict):
+        raise ConfigError(f"--{role}-params must be a JSON object")
+    return params
+
+
 def model_spec(args: argparse.Namespace, role: str, default_temperature: Optional[float] = None) -> Optional[ModelSpec]:
+    """The model named by the ``--ROLE-*`` flags, checked up front: finite numbers, valid JSON without NaN, a
+    well-formed base URL, a checkpoint path that exists."""
     name = getattr(args, f"{role}_model")
     if not name:
         return None
-    params = {}
-    raw = getattr(args, f"{role}_params")
-    if raw:
-        try:
-            params = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"--{role}-params is not valid JSON: {e}") from None
-        if not isinstance(params, dict):
-            raise ConfigError(f"--{role}-params must be a JSON object")
-    temperature = getattr(args, f"{role}_temperature")
+    params = _params(role, getattr(args, f"{role}_params"))
+    temperature = finite(f"--{role}-temperature", getattr(args, f"{role}_temperature"))
     if temperature is None:
         temperature = default_temperature
     if temperature is not None:
         params["temperature"] = temperature
-    return ModelSpec(name=name, base_url=getattr(args, f"{role}_base_url"), params=params,
-                     api_key_env=getattr(args, f"{role}_api_key_env"))
+    given = params.get("timeout_s")
+    if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
+                              or not 0 < given < math.inf):
+        raise ConfigError(f"--{role}-params timeout_s must be a positive number of seconds, got {given!r}")
+    timeout = finite("--request-timeout", getattr(args, "request_timeout", None), positive=True)
+    if timeout is not None:
+        params.setdefault("timeout_s", timeout)
+    base_url = getattr(args, f"{role}_base_url")
+    if base_url is not None:
+        check_base_url(base_url)
+    elif looks_like_path(name) and not Path(name).expanduser().exists():
+        raise ConfigError(f"--{role}-model {name}: no such checkpoint directory (to name a served model this way, "
+                          f"give --{role}-base-url)")
+    return ModelSpec(name=name, base_url=base_url, params=params, api_key_env=getattr(args, f"{role}_api_key_env"))
+
+
+def looks_like_path(name: str) -> bool:
+    """A local path rather than a served model's name ("Qwen/Qwen3-8B" is a name; "./ckpt", "/x", "~/x" are
+    paths)."""
+    return name.startswith(("/", "./", "../", "~")) or name.endswith("/") or name in (".", "..")
+
+
+def check_output_file(flag: str, path: Path) -> None:
+    """Fail before any work when an output file cannot be written (missing or read-only folder, a directory
+    in its place): a long run must not end in an unwritable path."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise ConfigError(f"{flag} {path} is a directory; give a file name")
+    if not folder.is_dir():
+        raise ConfigError(f"{flag} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ConfigError(f"{flag} {path}: not writable")

@@ -10,7 +10,7 @@ from ..build import GOLD, ModelSpec
 from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..registry import benchmark_names
-from .common import add_data_dir, add_model_flags, model_spec
+from .common import add_data_dir, add_model_flags, add_request_timeout, finite, model_spec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_flags(p, "agent", "agent model: endpoint model name or local checkpoint directory")
     add_model_flags(p, "user", "user simulator model (for benchmarks whose user is an LLM)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
-    p.add_argument("--trials", type=int, default=1, help="trials per task (pass^k needs k trials)")
+    p.add_argument("--trials", type=int, help="trials per task (pass^k needs k trials; default: the benchmark "
+                                             "protocol's, 1 for --agent gold)")
     p.add_argument("--seed", type=int, default=0, help="run seed; each episode gets a stable seed from it")
     p.add_argument("--concurrency", type=int, default=8, help="episodes in flight")
     p.add_argument("--out", help="run directory (default: results/<benchmark>-<agent>)")
@@ -36,6 +37,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-errors", action="store_true", help="on resume, do not retry errored episodes")
     p.add_argument("--max-error-streak", type=int, default=20, metavar="N",
                    help="stop the run after N consecutive episodes fail on the model endpoint (0: never)")
+    add_request_timeout(p)
+    p.add_argument("--stall-timeout", type=float, default=120.0, metavar="S",
+                   help="stop the run (resumable) when an endpoint answers nothing for S seconds while requests "
+                        "wait (default 120; 0: never). Every endpoint is also checked once before the first "
+                        "episode")
     add_data_dir(p)
     p.set_defaults(func=run)
 
@@ -44,14 +50,15 @@ def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> Ev
     agent = ModelSpec(name=GOLD) if args.agent == GOLD else model_spec(args, "agent")
     if agent is None:
         raise ConfigError("choose an agent: --agent-model NAME_OR_PATH, or --agent gold")
-    if args.trials < 1 or args.concurrency < 1 or (args.limit is not None and args.limit < 1):
+    if (args.trials is not None and args.trials < 1) or args.concurrency < 1 or (
+            args.limit is not None and args.limit < 1):
         raise ConfigError("--trials, --concurrency and --limit must be at least 1")
     return EvalPlan(
         benchmark=args.benchmark,
         subsets=args.subset or list(bench_subsets),
         agent=agent,
-        user=model_spec(args, "user", default_temperature=0.0),
-        judge=model_spec(args, "judge", default_temperature=0.0),
+        user=model_spec(args, "user"),  # decoding defaults: the benchmark's protocol (batch.with_protocol)
+        judge=model_spec(args, "judge"),
         split=None if args.all_tasks else (args.split or default_split),
         trials=args.trials,
         seed=args.seed,
@@ -68,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out or Path("results") / f"{plan.benchmark}-{_slug(plan.agent.name)}")
     outcome = asyncio.run(run_eval(plan, out, resolve_data_dir(args.data_dir), concurrency=args.concurrency,
                                    progress=not args.no_progress, retry_errors=not args.keep_errors,
-                                   max_error_streak=args.max_error_streak))
+                                   max_error_streak=args.max_error_streak,
+                                   stall_timeout_s=finite("--stall-timeout", args.stall_timeout) or 0.0))
     _print_summary(outcome.summary, out)
     for line in outcome.errors[:10]:
         print(f"  error: {line}")
@@ -85,4 +93,6 @@ def _print_summary(summary: dict, out: Path) -> None:
     for subset, s in summary["subsets"].items():
         p1 = s.get("pass^1")
         extra = "" if not s["incomplete_components"] else f"  skipped: {', '.join(s['incomplete_components'])}"
+        if s.get("unknown_rewards"):
+            extra += f"  unknown reward (not scored): {s['unknown_rewards']} episodes"
         print(f"  {subset:28} tasks={s['tasks']:<4} pass^1={'-' if p1 is None else f'{p1:.3f}'}{extra}")

@@ -9,17 +9,19 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..gate import METHODS, GateSettings, compare, format_verdict
 from ..runs import read_run
+from .common import check_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gate", help="CI regression gate: compare a candidate run with a baseline run",
                        description="Exit 0 when the candidate passes; 1 when either run is incomplete, the "
                                    "candidate lacks some of the baseline's tasks or subsets, the runs differ "
-                                   "in split or judge model (config.json; their scores mean different "
-                                   "things), the candidate errors too often, or it is worse than the baseline "
-                                   "by more than --margin with --confidence (paired test over the tasks both "
-                                   "runs scored); 2 on a usage error (e.g. different benchmarks). A different "
-                                   "user simulator model or its params only prints a warning line.")
+                                   "in split or judge model or run protocol (config.json: decoding per role, "
+                                   "limits, trials, data checksums; their scores mean different things; "
+                                   "--allow-protocol-mismatch), the candidate errors too often, or it is worse "
+                                   "than the baseline by more than --margin with --confidence (paired test "
+                                   "over the tasks both runs scored); 2 on a usage error (e.g. different "
+                                   "benchmarks). A different user simulator model only prints a warning line.")
     p.add_argument("--baseline", required=True, type=Path, metavar="RUN_A", help="baseline run directory")
     p.add_argument("--candidate", required=True, type=Path, metavar="RUN_B", help="candidate run directory")
     p.add_argument("--metric", default="reward", help="per-task value compared: reward (default), success, or "
@@ -37,24 +39,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-partial", action="store_true",
                    help="do not fail when the candidate covers only some of the baseline's tasks or subsets "
                         "(a --task-ids/--limit/--subset run); compare the shared tasks only")
+    p.add_argument("--allow-protocol-mismatch", action="store_true",
+                   help="compare runs made under different protocols (request params, seeds, limits, trials or "
+                        "data files differ): the differences are printed as warnings instead of failing")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the verdict as JSON")
     p.set_defaults(func=run)
 
 
-def _check_writable(path: Path) -> None:
-    """Fail before any verdict is printed rather than after, when --json cannot be written."""
-    if path.is_dir():
-        raise ConfigError(f"--json {path} is a directory; give a file name")
-    if not path.parent.is_dir():
-        raise ConfigError(f"--json {path}: folder {path.parent} does not exist")
-
-
 def run(args: argparse.Namespace) -> int:
     if args.json:
-        _check_writable(args.json)
+        check_output_file("--json", args.json)
     baseline, candidate = read_run(args.baseline), read_run(args.candidate)
     settings = GateSettings(args.metric, args.margin, args.confidence, args.method, args.resamples, args.seed,
-                            args.max_error_rate, args.allow_incomplete, args.allow_partial)
+                            args.max_error_rate, args.allow_incomplete, args.allow_partial,
+                            args.allow_protocol_mismatch)
     verdict = compare(baseline, candidate, settings)
     sys.stdout.write(format_verdict(verdict, baseline, candidate))
     if args.json:

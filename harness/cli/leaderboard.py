@@ -9,6 +9,7 @@ from ..errors import ConfigError
 from ..leaderboard import Settings, build_rows, columns, declarations, load_published
 from ..leaderboard_render import FORMATS, plot, render
 from ..runs import read_run
+from .common import check_output_file
 
 # results/published.json beside the package folders (a source checkout or an editable install).
 DEFAULT_PUBLISHED = Path(__file__).resolve().parents[2] / "results" / "published.json"
@@ -51,6 +52,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0.5 <= args.confidence < 1.0 or args.resamples < 1:
         raise ConfigError("--confidence must be in [0.5, 1) and --resamples at least 1")
     settings = Settings(args.confidence, args.resamples, args.seed)
+    for flag, path in (("--out", args.out), ("--plot", args.plot)):
+        if path is not None:
+            check_output_file(flag, path)
     runs = [read_run(d) for d in run_dirs(args.runs)]
     rows = build_rows(runs, settings)
     if args.published is not None:
@@ -59,7 +63,6 @@ def run(args: argparse.Namespace) -> int:
     cols = columns(rows, args.detail or args.format == "csv", decls)  # CSV is for machines: every metric
     text = render(rows, cols, args.format, args.confidence)
     if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)

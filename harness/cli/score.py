@@ -12,7 +12,7 @@ from ..errors import ConfigError
 from ..replay import TaskIndex, read_items, score_all
 from ..results import dumps, write_atomic
 from ..stats import is_success
-from .common import add_data_dir, add_model_flags, model_spec
+from .common import add_data_dir, add_model_flags, add_request_timeout, check_output_file, model_spec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, help="output JSONL ('-' for stdout)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
     p.add_argument("--concurrency", type=int, default=8, help="trajectories scored at once (judge calls)")
+    add_request_timeout(p)
     add_data_dir(p)
     p.set_defaults(func=run)
 
@@ -33,6 +34,8 @@ async def _score(args: argparse.Namespace) -> list[dict]:
     pairs = list(read_items(args.trajectories, data_dir, TaskIndex(data_dir)))
     judge = open_model(model_spec(args, "judge", default_temperature=0.0))
     try:
+        if judge is not None and hasattr(judge, "check_alive"):
+            await judge.check_alive()  # before scoring, not once per trajectory
         return await score_all(pairs, judge, args.concurrency)
     finally:
         if judge is not None and hasattr(judge, "aclose"):
@@ -42,6 +45,8 @@ async def _score(args: argparse.Namespace) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     if not args.trajectories.is_file():
         raise ConfigError(f"--trajectories {args.trajectories}: no such file")
+    if args.out != "-":
+        check_output_file("--out", Path(args.out))
     rows = asyncio.run(_score(args))
     text = "".join(dumps(r) + "\n" for r in rows)
     if args.out == "-":
@@ -53,10 +58,13 @@ def run(args: argparse.Namespace) -> int:
     print(f"scored {len(rows)} trajectories: {passed} pass, {errors} errors", file=sys.stderr)
     for row in [r for r in rows if r["error"]][:5]:
         print(f"  error: {row['error']}", file=sys.stderr)
-    official = [r for r in rows if "official" in r and r["error"] is None]
+    official = [r for r in rows if "official" in r]
     if official:
-        agree = sum(1 for r in official if is_success(r["reward"]) == _official_pass(r["official"]))
-        print(f"agreement with the official verdicts: {agree}/{len(official)}", file=sys.stderr)
+        unscored = sum(1 for r in official if r["error"] is not None or r["reward"] is None)
+        agree = sum(1 for r in official if r["error"] is None and r["reward"] is not None
+                    and is_success(r["reward"]) == _official_pass(r["official"]))
+        extra = f" ({unscored} could not be scored: error rows or unknown rewards)" if unscored else ""
+        print(f"agreement with the official verdicts: {agree}/{len(official)}{extra}", file=sys.stderr)
     return 1 if errors else 0  # every line still has its output row; a non-zero exit says some are errors
 
 

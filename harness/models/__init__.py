@@ -9,6 +9,8 @@ from ..interfaces import ChatModel
 from .openai_client import OpenAIChatModel, RetryPolicy
 
 ENDPOINT_ONLY = ("api_key_env", "timeout_s", "retry", "max_connections")  # client options a checkpoint ignores
+# request fields of a benchmark's protocol that only mean something to an endpoint (see harness/protocol.py)
+REQUEST_ONLY = ("store", "tool_choice")
 SECRET_WORDS = ("api_key", "apikey", "authorization", "header", "token_secret", "password")
 
 __all__ = ["make_chat_model", "OpenAIChatModel", "RetryPolicy"]
@@ -33,5 +35,10 @@ def make_chat_model(spec: str, base_url: Optional[str] = None, **params: Any) ->
         except ImportError as e:
             raise ConfigError(f"local checkpoints need torch and transformers ({e}); "
                               'install them with: pip install -e ".[local]"') from None
-        return checkpoint.make_local_chat_model(spec, **{k: v for k, v in params.items() if k not in ENDPOINT_ONLY})
+        return checkpoint.make_local_chat_model(spec, **local_params(params))
     return OpenAIChatModel(spec, base_url, **params)
+
+
+def local_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Params for a local checkpoint: endpoint-only options and null (unsent) fields dropped."""
+    return {k: v for k, v in params.items() if k not in ENDPOINT_ONLY + REQUEST_ONLY and v is not None}

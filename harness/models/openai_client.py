@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import logging
 import os
 import time
@@ -141,10 +142,32 @@ def _parse_reply(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
                   completion_tokens=int(usage.get("completion_tokens") or 0)))
 
 
+def check_base_url(url: str) -> str:
+    """The base URL without a trailing slash; ConfigError unless it is a well-formed http(s) URL."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a malformed port
+    except ValueError as e:
+        raise ConfigError(f"base URL {url!r} is malformed ({e}), e.g. http://127.0.0.1:8000/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"base URL {url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+    return url.rstrip("/")
+
+
+def request_message(message: Message) -> dict:
+    """A message as the official runners send it: a tool result carries its call id, not the tool's name
+    (tau2's litellm messages and bfcl_eval's FC handler send none; results files keep it)."""
+    d = message.to_dict()
+    if message.role == "tool":
+        d.pop("name", None)
+    return d
+
+
 class OpenAIChatModel:
     """Chat completions from an OpenAI-compatible server.
 
-    ``params`` (temperature, max_tokens, top_p, ...) are sent with every request; ``seed`` given to
+    ``params`` (temperature, max_tokens, top_p, ...) are sent with every request (a None value: that field is
+    never sent, not even mua's default ``tool_choice: "auto"``); ``seed`` given to
     :meth:`chat` overrides a ``seed`` param. One aiohttp session per model object, created lazily in the
     running event loop (a new loop gets a new session); call :meth:`aclose` when done.
     """
@@ -153,12 +176,15 @@ class OpenAIChatModel:
                  timeout_s: float = 600.0, retry: Optional[RetryPolicy | dict] = None,
                  max_connections: int = 1024, **params: Any):
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or LOCAL_BASE_URL).rstrip("/")
-        if urlsplit(self.base_url).scheme not in ("http", "https") or not urlsplit(self.base_url).netloc:
-            raise ConfigError(f"base URL {self.base_url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+        self.base_url = check_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or LOCAL_BASE_URL)
         self.url = self.base_url + "/chat/completions"
         self.api_key_env = api_key_env
-        self.timeout_s = timeout_s
+        if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
+            raise ConfigError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
+        self.timeout_s = float(timeout_s)
+        # Liveness, read by the batch runner's watchdog: requests waiting, and when the endpoint last answered.
+        self.pending = 0
+        self.last_answer = time.monotonic()
         self.retry = retry_policy(retry)
         self.max_connections = max_connections
         self.params = params
@@ -202,28 +228,58 @@ class OpenAIChatModel:
 
     def request_body(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
                      seed: Optional[int] = None) -> dict:
-        body: dict[str, Any] = {"model": self.model, "messages": [m.to_dict() for m in messages]}
+        body: dict[str, Any] = {"model": self.model, "messages": [request_message(m) for m in messages]}
         if tools:
             body["tools"] = [t.to_openai() for t in tools]
             body["tool_choice"] = "auto"
         body.update(self.params)
+        for key in [k for k, v in self.params.items() if v is None]:
+            del body[key]  # a null param means "do not send this field" (e.g. a runner that sends no tool_choice)
         if seed is not None:
             body["seed"] = seed
         return body
 
+    def silent_for(self) -> Optional[float]:
+        """Seconds since the endpoint last answered anything while requests are waiting; None when idle."""
+        return time.monotonic() - self.last_answer if self.pending else None
+
+    async def check_alive(self, timeout_s: Optional[float] = None) -> None:
+        """Preflight: any HTTP answer from the server (even 404) proves it is there; a refused connection, a
+        bad address or silence within ``timeout_s`` raises ModelError naming the URL."""
+        url = self.base_url + "/models"
+        timeout_s = timeout_s or min(10.0, self.timeout_s)
+        try:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session:
+                async with session.get(url, headers=self._auth_headers()) as resp:
+                    await resp.read()
+        except asyncio.TimeoutError:
+            raise ModelError(f"model endpoint {self.base_url} did not answer within {timeout_s:g} s (GET {url}); "
+                             "is the server up and not overloaded?") from None
+        except (aiohttp.ClientError, ValueError) as e:
+            raise ModelError(self._redact(f"model endpoint {self.base_url} cannot be reached: {type(e).__name__}: "
+                                          f"{e}")) from None
+        self.last_answer = time.monotonic()
+
+    def _auth_headers(self) -> dict:
+        return {"Authorization": f"Bearer {key}"} if (key := self._key()) else {}
+
     async def _attempt(self, payload: bytes, call_id_prefix: str) -> tuple[Message, Usage]:
         session = self._session_for_loop()
+        self.pending += 1
         try:
             async with session.post(self.url, data=payload) as resp:
                 raw = await resp.read()
                 status = resp.status
                 retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+            self.last_answer = time.monotonic()
         except asyncio.TimeoutError:
             raise _Transient(f"no complete reply within {self.timeout_s:g} s") from None
         except aiohttp.InvalidURL:
             raise ModelError(f"model endpoint {self.url} is not a valid URL") from None
         except aiohttp.ClientError as e:  # refused/dropped connections, truncated or unparsable HTTP replies
             raise _Transient(f"connection error: {type(e).__name__}: {e}") from None
+        finally:
+            self.pending -= 1
         if status != 200:
             reason = f"HTTP {status}: {_error_text(raw)}"
             if status in RETRYABLE_STATUS or status >= 500:

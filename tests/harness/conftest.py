@@ -11,33 +11,61 @@ import pytest
 
 from mua.harness.build import ModelSpec
 from mua.harness.metrics import generic
-from mua.harness.registry import installed_declaration
+from mua.harness.protocol import generic as generic_protocol
+from mua.harness.protocol import record
+from mua.harness.registry import benchmark_class, installed_declaration
 
 MISSING = "missing"  # trial has no episode row (a crashed run)
 ERROR = "error"  # trial finished with an error
 
 
-def _spec(name: Optional[str]) -> Optional[dict]:
-    """A model as config.json records it (the ModelSpec `mua eval` builds); None when not used."""
-    return None if name is None else ModelSpec(name).to_dict()
+def _official(benchmark: str):
+    try:
+        return benchmark_class(benchmark).declared_protocol()
+    except Exception:  # an adapter that is not installed: the generic protocol
+        return generic_protocol()
+
+
+def _spec(name: Optional[str], role) -> Optional[dict]:
+    """A model as config.json records it (the ModelSpec `mua eval` builds, with the protocol's request
+    params); None when not used."""
+    if name is None:
+        return None
+    return ModelSpec(name).to_dict() if name == "gold" else ModelSpec(name, params=dict(role.params),
+                                                                      seed=role.seed).to_dict()
+
+
+def _protocol(benchmark: str, trials: int, model: str, user: Optional[str], judge: Optional[str]) -> dict:
+    """config.json's "protocol" for a run played under the official protocol (no data files recorded)."""
+    official = _official(benchmark)
+    roles = {}
+    for role, name in (("agent", model), ("user", user), ("judge", judge)):
+        r = official.role(role)
+        roles[role] = None if name in (None, "gold") else {"model": name, "params": dict(r.params), "seed": r.seed}
+    return record(official, roles, trials, dict(official.limits), [], {"files": {}, "sources": [], "unpinned": []})
 
 
 def write_run(root: Path, name: str, benchmark: str, results: dict, *, model: str = "model-a",
               trials: int = 1, user: Optional[str] = None, judge: Optional[str] = None,
-              split: Optional[str] = None, metrics: bool = True) -> Path:
+              split: Optional[str] = None, metrics: bool = True, protocol: bool | dict = True) -> Path:
     """``results``: {subset: {task_id: [outcome per trial]}}; an outcome is a reward, MISSING, ERROR, or a
     dict {"reward": r, "components": {...}}. ``model`` "gold" is the gold agent; ``user`` and ``judge`` name
     the user simulator and judge models (None: not passed). ``metrics`` False writes a config.json of the
-    format before metrics declarations were recorded."""
+    format before metrics declarations were recorded; ``protocol`` False one without a protocol record, a
+    dict replaces the record."""
     run = root / name
     if run.exists():  # a test may rewrite a run under the same name
         shutil.rmtree(run)
     run.mkdir(parents=True)
     config = {"mua_version": "0.1.0", "benchmark": benchmark, "subsets": list(results), "split": split,
-              "trials": trials, "seed": 0, "agent": _spec(model), "user": _spec(user), "judge": _spec(judge),
+              "trials": trials, "seed": 0, "agent": _spec(model, _official(benchmark).agent),
+              "user": _spec(user, _official(benchmark).user), "judge": _spec(judge, _official(benchmark).judge),
               "tasks": {s: list(tasks) for s, tasks in results.items()}}
     if metrics:  # what `mua eval` records: the installed adapter's declaration
         config["metrics"] = (installed_declaration(benchmark) or generic(benchmark)).to_dict()
+    if protocol:
+        config["protocol"] = protocol if isinstance(protocol, dict) else _protocol(benchmark, trials, model, user,
+                                                                                  judge)
     (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
     lines = []
     for subset, tasks in results.items():

@@ -134,12 +134,17 @@ def test_bad_data_fails_once_before_any_episode(tmp_path):
 
 
 def test_endpoint_down_stops_the_run_after_an_error_streak(tmp_path):
+    """An endpoint that answers the preflight and then fails every request: the run stops after the streak."""
     from mua.harness.errors import ModelError
 
-    spec = dict(base_url="http://127.0.0.1:9/v1", params={"timeout_s": 0.2, "retry": {"max_attempts": 1}})
-    p = plan(agent=ModelSpec("agent", **spec), user=ModelSpec("user", **spec), trials=3)
-    with pytest.raises(ModelError, match="4 episodes in a row failed .* re-run the same command to resume"):
-        asyncio.run(run_eval(p, tmp_path / "r", Path("."), progress=False, concurrency=2, max_error_streak=4))
+    from mock_openai import Faults, MockOpenAI
+
+    # The server passes the preflight, then fails every chat request (503, not retried here).
+    with MockOpenAI(faults=Faults(sequence=("503",) * 1000)) as url:
+        spec = dict(base_url=url, params={"timeout_s": 2, "retry": {"max_attempts": 1}})
+        p = plan(agent=ModelSpec("agent", **spec), user=ModelSpec("user", **spec), trials=3)
+        with pytest.raises(ModelError, match="4 episodes in a row failed .* re-run the same command to resume"):
+            asyncio.run(run_eval(p, tmp_path / "r", Path("."), progress=False, concurrency=2, max_error_streak=4))
     rows = read_jsonl(tmp_path / "r" / "episodes.jsonl")
     assert 4 <= len(rows) < 30 and all(r["error"].startswith("model error") for r in rows)
 

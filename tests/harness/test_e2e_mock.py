@@ -65,10 +65,10 @@ def test_faults_do_not_change_results(tmp_path):
 
 
 def test_endpoint_down_records_errors_not_zero_scores(tmp_path):
-    spec = dict(base_url="http://127.0.0.1:9/v1",
-                params={"timeout_s": 0.2, "retry": {**FAST_RETRY, "max_attempts": 2}})
-    plan = EvalPlan(benchmark="counter", subsets=["easy"], agent=ModelSpec("agent", **spec),
-                    user=ModelSpec("user", **spec))
-    outcome = asyncio.run(run_eval(plan, tmp_path / "down", Path("."), progress=False))
+    with MockOpenAI(faults=Faults(sequence=("503",) * 1000)) as url:  # up for the preflight, then failing
+        spec = dict(base_url=url, params={"timeout_s": 2, "retry": {**FAST_RETRY, "max_attempts": 2}})
+        plan = EvalPlan(benchmark="counter", subsets=["easy"], agent=ModelSpec("agent", **spec),
+                        user=ModelSpec("user", **spec))
+        outcome = asyncio.run(run_eval(plan, tmp_path / "down", Path("."), progress=False))
     assert outcome.summary["errors"] == 6 and outcome.summary["overall"]["pass^1"] is None
     assert all("model error" in e for e in outcome.errors)

@@ -152,7 +152,7 @@ def test_runs_scored_under_different_conditions_fail(make_run):
     assert not v.passed and any("different splits (baseline base, candidate test)" in f for f in v.failures)
     assert gate_configs(make_run, {}, {"split": "base"}).passed  # null split is tau2's default, base
     v = gate_configs(make_run, {"judge": "gpt-4.1"}, {})
-    assert not v.passed and any("different judge models (baseline gpt-4.1, candidate none)" in f
+    assert not v.passed and any("different judge models (baseline gpt-4.1 (temperature=0.0), candidate none)" in f
                                 for f in v.failures)
     assert gate_configs(make_run, {"judge": "j", "user": "u"}, {"judge": "j", "user": "u"}).passed
 
@@ -161,8 +161,8 @@ def test_different_user_simulator_warns(make_run, capsys):
     a = make_run("base", "tau2", {"retail": outcomes(BASE)}, user="gpt-4.1")
     b = make_run("cand", "tau2", {"retail": outcomes(BASE)}, model="model-b", user="qwen")
     assert main(["gate", "--baseline", str(a), "--candidate", str(b), "--resamples", "100"]) == 0
-    assert "! warning: runs use different user simulators (baseline gpt-4.1, candidate qwen)" in \
-        capsys.readouterr().out
+    assert ("! warning: runs use different user simulators (baseline gpt-4.1 (temperature=0.0), candidate qwen "
+            "(temperature=0.0))") in capsys.readouterr().out
 
 
 def test_unwritable_json_path_is_a_usage_error_before_any_verdict(make_run, tmp_path, capsys):

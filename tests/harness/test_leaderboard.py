@@ -86,6 +86,21 @@ def test_task_selections_are_flagged_against_the_full_split(make_run):
     assert "full: retail" not in text
 
 
+def test_scores_of_a_model_trained_on_the_scored_tasks_are_flagged(make_run):
+    """mua eval records a trained checkpoint's train_config.json (agent.trained_on): overlap is flagged "c"."""
+    path = make_run("trained", "tau2", {"retail": {"1": [1], "2": [0]}, "airline": {"1": [1]}})
+    config = json.loads((path / "config.json").read_text())
+    config["agent"]["trained_on"] = {"benchmark": "tau2", "split": "base", "allow_test_split": True,
+                                     "trained_tasks": ["retail/2", "retail/9"]}
+    (path / "config.json").write_text(json.dumps(config))
+    (row,) = build_rows([read_run(path)], FAST)
+    assert "c" in row.cells["tau2/retail pass^1"].flags and "c" not in row.cells["tau2/airline pass^1"].flags
+    assert "trained: the model was trained on 1 of the 2 retail tasks scored" in row.notes
+    config["agent"]["trained_on"]["benchmark"] = "bfcl_v3"  # trained on another benchmark: no overlap
+    (path / "config.json").write_text(json.dumps(config))
+    assert "c" not in build_rows([read_run(path)], FAST)[0].cells["tau2/retail pass^1"].flags
+
+
 def test_selection_of_an_unknown_split_is_judged_by_the_largest_run_shown(make_run):
     big = read_run(make_run("big", "tau2", {"retail": {str(i): [1] for i in range(10)}}, split="custom"))
     small = read_run(make_run("small", "tau2", {"retail": {"1": [1]}}, split="custom", model="model-b"))
@@ -193,14 +208,16 @@ def test_plot_writes_png(make_run, tmp_path):
 
 def test_fixture_writes_the_config_mua_eval_writes(make_run):
     """The synthetic runs these tests read must be in the format `mua eval` really writes."""
-    from mua.harness.batch import EvalPlan, _config
+    from mua.harness.batch import EvalPlan, _config, with_protocol
     from mua.harness.build import ModelSpec, Models
     from mua.harness.registry import open_benchmark
     from mua.harness.types import Task
 
     path = make_run("spec", "tau2", {"retail": {"r0": [1]}}, model="Qwen/Qwen3-8B", user="u", split="test")
-    plan = EvalPlan("tau2", ["retail"], ModelSpec("Qwen/Qwen3-8B"), user=ModelSpec("u"), split="test")
-    real = _config(open_benchmark("tau2", Path(".")), plan, {"retail": [Task("r0", "tau2", "retail")]}, Models())
+    bench = open_benchmark("tau2", Path("."))
+    plan, _ = with_protocol(EvalPlan("tau2", ["retail"], ModelSpec("Qwen/Qwen3-8B"), user=ModelSpec("u"),
+                                     split="test", trials=1), bench.declared_protocol())
+    real = _config(bench, plan, {"retail": [Task("r0", "tau2", "retail")]}, Models())
     written = json.loads((path / "config.json").read_text())
     assert written.pop("mua_version") and written == real
     assert read_run(path).model == "Qwen/Qwen3-8B"

@@ -20,7 +20,7 @@ def test_tiny_checkpoint_plays_tau2_retail_on_cpu(tmp_path, data_dir, monkeypatc
     with MockOpenAI(mock_user) as url:
         code = main(["eval", "--benchmark", "tau2", "--subset", "retail", "--limit", "2",
                      "--agent-model", str(ckpt), "--agent-params", json.dumps({"max_tokens": 8}),
-                     "--user-model", "user", "--user-base-url", url, "--concurrency", "2",
+                     "--user-model", "user", "--user-base-url", url, "--concurrency", "2", "--trials", "1",
                      "--no-progress", "--data-dir", str(data_dir), "--out", str(out)])
     assert code == 0
     rows = [json.loads(x) for x in (out / "episodes.jsonl").read_text().splitlines()]

@@ -30,6 +30,14 @@ def test_yaml_then_flags_and_unknown_keys(tmp_path):
     with pytest.raises(ConfigError, match="unknown training setting in the config file: .*max_step"):
         path.write_text("max_step: 3\n")
         load_config(path)
+    path.write_text("max_steps: [1\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="cannot read training config"):
+        load_config(path.with_name("missing.yaml"))
+    path.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="must contain a YAML mapping"):
+        load_config(path)
     with pytest.raises(ConfigError, match="unknown flags: .*--max-step"):
         load_config(None, ["--max-step", "3"])
 
@@ -229,7 +237,7 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
 
     assert describe(ModelSpec(str(out)), None)["trained_on"] == {
         "benchmark": "counter", "subsets": ["easy"], "split": "train", "split_file": None,
-        "allow_test_split": False}
+        "allow_test_split": False, "trained_tasks": ["easy/0", "easy/1"]}
     # the output is a normal checkpoint: the eval backend loads it with its chat template
     from mua.harness.models.transformers_backend import TransformersChatModel
 

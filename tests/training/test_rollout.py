@@ -26,8 +26,10 @@ class PartlyJudgedCounter(CounterBenchmark):
 
     async def score(self, task, messages, *, env=None, termination=None, judge=None):
         score = await super().score(task, messages, env=env, termination=termination, judge=judge)
-        if judge is None:
+        if judge is None:  # as tau2: a passing score with a skipped check is unknown (reward None)
             score.components["nl_assertion"] = None
+            if score.reward:
+                score.partial_reward, score.reward = score.reward, None
         return score
 
 
