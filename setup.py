@@ -6,5 +6,5 @@ ROOTS = ("harness", "benchmarks", "training")
 setup(
     packages=[f"mua.{p}" for p in find_packages(include=[f"{r}*" for r in ROOTS])],
     package_dir={f"mua.{r}": r for r in ROOTS},
-    package_data={"": ["*.md", "*.json", "*.txt", "*.jinja"]},
+    package_data={"": ["*.md", "*.json", "*.txt", "*.jinja", "*.html"]},
 )

@@ -12,27 +12,28 @@ import time
 from dataclasses import dataclass, field, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from tqdm import tqdm
 
 from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, open_model
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
-from .metrics import summary_fields
+from .metrics import SummaryFields
 from .protocol import ROLES, RunProtocol, data_record, record, role_params
 from .registry import open_benchmark
-from .results import EpisodeKey, JsonlAppender, RunDir, write_json
+from .results import EpisodeIndex, EpisodeKey, JsonlAppender, RunDir, rewrite_in_order, write_json
 from .runner import run_episode
 from .runs import declaration_of
 from .seeds import episode_seed
 from .selection import TaskSelection
 from .selection import select_tasks as select
 from .stats import is_success
-from .summary import summarize_episodes
+from .summary import EpisodeStats
 from .types import Task
 
 log = logging.getLogger(__name__)
+MAX_LISTED_ERRORS = 100  # errored episodes named in the outcome (all are counted, and all are in the file)
 
 
 @dataclass
@@ -132,6 +133,9 @@ def _check_resumable(run: RunDir, config: dict) -> None:
     # without changing which episodes the run is made of; it is rewritten with the current one.
     derived = ("mua_version", "metrics")
     diff = sorted(k for k in set(old) | set(config) if k not in derived and old.get(k) != config.get(k))
+    if "protocol" in diff and "protocol" not in old:
+        raise ConfigError(f"{run.path} was written before mua recorded run protocols (its requests may have used "
+                          "other decoding settings); finish it with that mua version, or use another --out")
     if diff:
         raise ConfigError(f"{run.path} already holds a different run (differs in: {', '.join(diff)}); "
                           "use another --out, or the same options to resume it")
@@ -172,30 +176,44 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
     return record, time.monotonic() - start
 
 
-def summarize_run(config: dict, episodes: dict[EpisodeKey, dict]) -> dict:
-    """summary.json: the harness's counts and pass^k, plus the summary values the recorded metrics
-    declaration names (e.g. ACEBench's end_state_accuracy), per subset and overall."""
-    decl = declaration_of(config)
-    trials = config["trials"]
-    expected = [(s, tid, k) for s, ids in config["tasks"].items() for tid in ids for k in range(trials)]
-    rows = [episodes[k] for k in expected if k in episodes]
-    finished = len(rows)
-    subsets = {}
-    for subset in config["tasks"]:
-        sub_rows = [r for r in rows if r["subset"] == subset]
-        subsets[subset] = summarize_episodes(sub_rows, trials) | summary_fields(decl, sub_rows)
-    agent = config.get("agent") or {}
-    return {
-        "benchmark": config["benchmark"],
-        "model": agent.get("name", "?"),
-        "complete": finished == len(expected),
-        "expected_episodes": len(expected),
-        "finished": finished,
-        "errors": sum(1 for r in rows if r.get("error")),
-        "trials": trials,
-        "subsets": subsets,
-        "overall": summarize_episodes(rows, trials) | summary_fields(decl, rows),
-    }
+class RunSummary:
+    """summary.json, accumulated one episode record at a time (each expected episode at most once, in config
+    order): the harness's counts and pass^k, plus the summary values the recorded metrics declaration names
+    (e.g. ACEBench's end_state_accuracy), per subset and overall. Records are not kept."""
+
+    def __init__(self, config: dict):
+        self.config = config
+        decl = declaration_of(config)
+        self.parts = {s: (EpisodeStats(), SummaryFields(decl)) for s in config["tasks"]}
+        self.overall = (EpisodeStats(), SummaryFields(decl))
+
+    def add(self, record: dict) -> None:
+        for acc in (*self.parts[record["subset"]], *self.overall):
+            acc.add(record)
+
+    def result(self) -> dict:
+        config, trials = self.config, self.config["trials"]
+        expected = sum(len(ids) for ids in config["tasks"].values()) * trials
+        finished = self.overall[0].episodes
+        agent = config.get("agent") or {}
+        return {
+            "benchmark": config["benchmark"],
+            "model": agent.get("name", "?"),
+            "complete": finished == expected,
+            "expected_episodes": expected,
+            "finished": finished,
+            "errors": self.overall[0].errors,
+            "trials": trials,
+            "subsets": {s: st.result(trials) | fields.result() for s, (st, fields) in self.parts.items()},
+            "overall": self.overall[0].result(trials) | self.overall[1].result(),
+        }
+
+
+def summarize_run(config: dict, records: Iterable[dict]) -> dict:
+    summary = RunSummary(config)
+    for r in records:
+        summary.add(r)
+    return summary.result()
 
 
 class _Tally:
@@ -204,6 +222,13 @@ class _Tally:
 
     def __init__(self) -> None:
         self.passed = self.scored = self.unknown = self.errors = 0
+
+    def add_status(self, status: int) -> None:
+        """Count an episode found on resume by its index status code."""
+        self.errors += status == EpisodeIndex.ERRORED
+        self.unknown += status == EpisodeIndex.UNKNOWN
+        self.scored += status in (EpisodeIndex.PASSED, EpisodeIndex.FAILED)
+        self.passed += status == EpisodeIndex.PASSED
 
     def add(self, record: dict) -> None:
         if record.get("error"):
@@ -273,37 +298,57 @@ async def _watch_endpoints(models: Models, limit_s: float) -> None:
                              "the same command to resume.")
 
 
+class _Layout:
+    """Episode positions 0..size-1 in config order (subset, task, trial), computed instead of listed, so a run
+    of 100,000 episodes holds one entry per task, not per episode."""
+
+    def __init__(self, tasks: dict[str, list[Task]], trials: int):
+        self.flat = [(s, t) for s, ts in tasks.items() for t in ts]
+        self.trials = trials
+        self.slot = {(s, t.id): i for i, (s, t) in enumerate(self.flat)}
+        self.size = len(self.flat) * trials
+
+    def position(self, key: EpisodeKey) -> Optional[int]:
+        i = self.slot.get((key[0], key[1]))
+        return None if i is None or not 0 <= key[2] < self.trials else i * self.trials + key[2]
+
+    def episode(self, p: int) -> tuple[Task, int]:
+        return self.flat[p // self.trials][1], p % self.trials
+
+
 async def _run_pending(bench, plan, tasks, run, config, models, concurrency, progress, retry_errors,
                        max_error_streak, stall_timeout_s):
-    order = [(s, t.id, k) for s, ts in tasks.items() for t in ts for k in range(plan.trials)]
-    done = run.read_episodes()
-    keep = {k for k, r in done.items() if not (retry_errors and r.get("error"))}
-    by_key = {(s, t.id): t for s, ts in tasks.items() for t in ts}
-    pending = [k for k in order if k not in keep]
-    outcome = EvalOutcome(summary={}, skipped=len(order) - len(pending))
+    layout = _Layout(tasks, plan.trials)
+    done = EpisodeIndex(run.episodes, layout.position, layout.size)
+    retry = EpisodeIndex.ERRORED if retry_errors else -1
+    keep = [p for p in range(layout.size) if done.found(p) and done.status[p] != retry]
+    tally = _Tally()
+    for p in keep:
+        tally.add_status(done.status[p])
+    outcome = EvalOutcome(summary={}, skipped=len(keep))
+    kept = bytearray(layout.size)
+    for p in keep:
+        kept[p] = 1
+    del done, keep
+    pending = (p for p in range(layout.size) if not kept[p])  # drawn lazily by the workers, in config order
 
     episodes, timings = JsonlAppender(run.episodes), JsonlAppender(run.timings)
-    bar = tqdm(total=len(order), initial=outcome.skipped, disable=not progress, unit="ep", dynamic_ncols=True,
+    bar = tqdm(total=layout.size, initial=outcome.skipped, disable=not progress, unit="ep", dynamic_ncols=True,
                desc=f"{bench.name}/{'+'.join(tasks)}")
-    tally = _Tally()
-    for k in keep:
-        tally.add(done[k])
     errors = streak = 0
-    semaphore = asyncio.Semaphore(max(1, concurrency))
     abort: list[ModelError] = []  # set once the endpoint looks down: episodes not yet started are skipped
 
-    async def one(key: EpisodeKey) -> None:
+    async def one(p: int) -> None:
         nonlocal errors, streak
-        async with semaphore:
-            if abort:
-                return
-            record, seconds = await _play(bench, by_key[key[:2]], key[2], plan, models)
+        task, trial = layout.episode(p)
+        record, seconds = await _play(bench, task, trial, plan, models)
         episodes.append(record)
-        timings.append({"subset": key[0], "task_id": key[1], "trial": key[2], "seconds": round(seconds, 4)})
+        timings.append({"subset": task.subset, "task_id": task.id, "trial": trial, "seconds": round(seconds, 4)})
         outcome.ran += 1
         if record["error"]:
             errors += 1
-            outcome.errors.append(f"{key[0]}/{key[1]}#{key[2]}: {record['error']}")
+            if len(outcome.errors) < MAX_LISTED_ERRORS:
+                outcome.errors.append(f"{task.subset}/{task.id}#{trial}: {record['error']}")
         streak = streak + 1 if (record["error"] or "").startswith("model error") else 0
         if max_error_streak and streak >= max_error_streak and not abort:
             abort.append(ModelError(f"{streak} episodes in a row failed on the model endpoint; stopping. Last: "
@@ -313,7 +358,13 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
         bar.update(1)
         bar.set_postfix_str(tally.text(), refresh=False)
 
-    running = [asyncio.create_task(one(k)) for k in pending]
+    async def worker() -> None:
+        for p in pending:  # one generator shared by all workers: each position is played once
+            if abort:
+                return
+            await one(p)
+
+    running = [asyncio.create_task(worker()) for _ in range(max(1, concurrency))]
     watchdog = asyncio.create_task(_watch_endpoints(models, stall_timeout_s)) if stall_timeout_s > 0 else None
     everything = asyncio.gather(*running)
     try:
@@ -337,9 +388,20 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
         bar.close()
         episodes.close()
         timings.close()
-    final = run.read_episodes()
-    if all(k in final for k in order):
-        run.canonicalize(order)
-    outcome.summary = summarize_run(config, final)
+    outcome.summary = _finish(run, config, layout)
     write_json(run.summary, outcome.summary)
     return outcome
+
+
+def _finish(run: RunDir, config: dict, layout: _Layout) -> dict:
+    """The summary, streamed over the latest record of each episode in config order; a complete run's files
+    are rewritten in that order on the way (byte-identical across reruns with the same answers)."""
+    final = EpisodeIndex(run.episodes, layout.position, layout.size)
+    summary = RunSummary(config)
+    if all(final.found(p) for p in range(layout.size)):
+        rewrite_in_order(final, layout.size, feed=summary.add)
+        rewrite_in_order(EpisodeIndex(run.timings, layout.position, layout.size), layout.size)
+    else:
+        for record in final.records(range(layout.size)):
+            summary.add(record)
+    return summary.result()

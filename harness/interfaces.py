@@ -141,6 +141,21 @@ class Benchmark(ABC):
         """The benchmark's official run protocol; ``mua eval`` runs it by default and records it."""
         return cls.protocol or generic_protocol()
 
+    @classmethod
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
+        """Why an episode scored what it scored, as short lines for ``mua view``, read from a stored episode
+        row only (its ``components`` and the ``info`` the scorer wrote), so old runs explain themselves and
+        no data is needed. Adapters override this to spell out their findings (the missing action, the
+        failed assertion, the differing state); this default names the components that failed or were
+        skipped."""
+        lines = []
+        for name, value in components.items():
+            if value is None:
+                lines.append(f"{name}: not computed (unknown)")
+            elif value < 1.0:
+                lines.append(f"{name}: {value:g}")
+        return lines
+
     @abstractmethod
     def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         """Tasks of one subset (and split); raises DataError naming the missing or bad file. Every data file

@@ -15,10 +15,12 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from array import array
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from .errors import ConfigError
 from .jsonl import BadLine, iter_raw_lines, loads_line
+from .stats import is_success
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +172,93 @@ def latest_by_key(records: Iterable[dict]) -> dict[EpisodeKey, dict]:
     for r in records:
         latest[episode_key(r)] = r
     return latest
+
+
+class EpisodeIndex:
+    """Where the latest complete record of each expected episode lies in a JSONL file, found in one streaming
+    pass: one file offset per expected episode (positions 0..size-1, from ``position(key)``), plus a small
+    status code each, so a run of any length is indexed in memory proportional to its episode count in bytes,
+    not in records. Lines for keys outside the expected set are kept by offset too; unreadable ones are
+    collected for setting aside."""
+
+    MISSING, PASSED, FAILED, UNKNOWN, ERRORED = range(5)
+
+    def __init__(self, path: Path, position: Callable[[EpisodeKey], Optional[int]], size: int):
+        self.path = Path(path)
+        self.offsets = array("q", [-1]) * size
+        self.status = bytearray(size)
+        self.extra: dict[EpisodeKey, int] = {}  # keys not expected (a hand-edited or older file)
+        self.bad: list[bytes] = []
+        if not self.path.exists():
+            return
+        offset = 0
+        with open(self.path, "rb") as f:
+            for raw in f:
+                at, offset = offset, offset + len(raw)
+                if not raw.strip():
+                    continue
+                try:
+                    record: Any = loads_line(raw) if raw.endswith(b"\n") else None
+                    key = episode_key(record)
+                except (BadLine, KeyError, TypeError, ValueError):
+                    self.bad.append(raw.rstrip(b"\r\n"))
+                    continue
+                p = position(key)
+                if p is None:
+                    self.extra[key] = at
+                    continue
+                self.offsets[p] = at
+                self.status[p] = _status(record)
+
+    def found(self, p: int) -> bool:
+        return self.offsets[p] >= 0
+
+    def records(self, positions: Iterable[int]) -> Iterator[dict]:
+        """The indexed records at ``positions`` (skipping missing ones), read back one at a time."""
+        with open(self.path, "rb") as f:
+            for p in positions:
+                if self.offsets[p] >= 0:
+                    f.seek(self.offsets[p])
+                    yield json.loads(f.readline())
+
+    def extra_records(self) -> Iterator[dict]:
+        with open(self.path, "rb") as f:
+            for at in self.extra.values():
+                f.seek(at)
+                yield json.loads(f.readline())
+
+
+def _status(record: dict) -> int:
+    if record.get("error"):
+        return EpisodeIndex.ERRORED
+    reward = record.get("reward")
+    if reward is None:
+        return EpisodeIndex.UNKNOWN
+    return EpisodeIndex.PASSED if is_success(reward) else EpisodeIndex.FAILED
+
+
+def rewrite_in_order(index: EpisodeIndex, size: int, feed: Optional[Callable[[dict], None]] = None) -> None:
+    """Rewrite the indexed file atomically, one line per found position in order (then any extra keys), each
+    record passed to ``feed`` on the way; unreadable lines are set aside first. Streams: one record in memory."""
+    path = index.path
+    if index.bad:  # the rewrite keeps only records: keep the rest beside it
+        set_aside(path, index.bad, "unreadable lines found while writing the final file")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o666 & ~_umask())
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for record in index.records(range(size)):
+                if feed is not None:
+                    feed(record)
+                out.write(dumps(record) + "\n")
+            for record in index.extra_records():
+                out.write(dumps(record) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 class RunDir:

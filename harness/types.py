@@ -95,11 +95,14 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict = field(default_factory=lambda: {"type": "object", "properties": {}, "required": []})
+    # further fields of the function object that the benchmark's own runner sends (BFCL: "response")
+    extra: dict = field(default_factory=dict)
 
     def to_openai(self) -> dict:
         return {
             "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters,
+                         **self.extra},
         }
 
 

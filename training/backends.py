@@ -22,6 +22,7 @@ from typing import Iterator, Optional, Protocol
 
 from mua.harness.errors import ModelError
 from mua.harness.models.batching import MicroBatcher
+from mua.harness.models.decode import PrefixCache
 from mua.harness.models.generation import GenerationRequest, GenerationResult
 from mua.harness.models.vllm_backend import generation_result, sampling_kwargs
 
@@ -39,6 +40,9 @@ class TransformersBackend:
         self.stop_ids, self.pad_id, self.device = set(stop_ids), pad_id, device
         self.batcher: MicroBatcher[GenerationRequest, GenerationResult] = MicroBatcher(self._run, max_batch)
         self._model = None
+        # Episodes' streams only grow, so each turn prefills only its new tokens. Weights change between
+        # rollouts: the cache lives for one session.
+        self.prefix_cache = PrefixCache(max_entries=2 * max_batch)
 
     @contextmanager
     def session(self) -> Iterator[None]:
@@ -47,10 +51,12 @@ class TransformersBackend:
             was_training = model.training
             model.eval()
             self._model = model
+            self.prefix_cache.clear()
             try:
                 yield
             finally:
                 self._model = None
+                self.prefix_cache.clear()
                 model.train(was_training)
 
     def _run(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
@@ -58,7 +64,7 @@ class TransformersBackend:
 
         if self._model is None:
             raise RuntimeError("TransformersBackend.generate called outside session()")
-        return generate_batch(self._model, requests, self.stop_ids, self.pad_id, self.device)
+        return generate_batch(self._model, requests, self.stop_ids, self.pad_id, self.device, self.prefix_cache)
 
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         return await self.batcher.submit(request)

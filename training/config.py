@@ -216,6 +216,7 @@ def model_params(value: Union[dict, str, None]) -> dict:
 def parse_config(argv: list[str]) -> TrainConfig:
     """``mua train``'s arguments (``--config FILE`` and flags) as a :class:`TrainConfig`; bad keys, flags and
     values are a ConfigError naming them."""
+    import yaml
     from trl import TrlParser
 
     class Parser(TrlParser):
@@ -227,6 +228,8 @@ def parse_config(argv: list[str]) -> TrainConfig:
         (cfg,) = parser.parse_args_and_config(list(argv))
     except OSError as exc:
         raise ConfigError(f"cannot read training config: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"training config is not valid YAML: {exc}") from None
     except ValueError as exc:
         text = str(exc)
         if text.startswith("Unknown arguments from config file"):

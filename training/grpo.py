@@ -17,12 +17,13 @@ from mua.harness.types import Task
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend
 from .checkpoints import atomic, clear_staging
 from .config import SCRIPTED, TrainConfig, check_checkpoint_dir, check_user_model, model_params
+from mua.harness.models.stream import TemplateSuffixer, stop_text_of
+
 from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
 from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
 from .rollout import EpisodePlayer, RolloutFunc, RolloutSettings, episode_reward, task_key
 from .stopping import RolloutInterrupted, SaveOnInterrupt, rng_restore
-from .stream import TemplateSuffixer, stop_text_of
 
 
 class TrainingInterrupted(MuaError):

@@ -24,7 +24,7 @@ from mua.harness.seeds import turn_seed
 from mua.harness.types import Message, ToolSpec, Usage
 
 from .backends import Backend
-from .stream import StreamError, TemplateSuffixer, TokenStream
+from mua.harness.models.stream import StreamError, TemplateSuffixer, TokenStream
 
 
 class BudgetExhausted(Exception):

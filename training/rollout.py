@@ -26,8 +26,9 @@ from mua.harness.seeds import derive_seed
 from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
 
+from mua.harness.models.stream import TokenStream
+
 from .policy import BudgetExhausted, StreamPolicy
-from .stream import TokenStream
 
 log = logging.getLogger(__name__)
 BUDGET_EXHAUSTED = "budget_exhausted"  # termination of an episode stopped by the policy's token budget

@@ -16,7 +16,7 @@ from mua.harness.runner import run_episode
 from mua.harness.types import Task
 
 from .policy import Budget, Sampling, StreamPolicy, TeacherForcedAgent
-from .stream import TemplateSuffixer, TokenStream, stop_text_of
+from mua.harness.models.stream import TemplateSuffixer, TokenStream, stop_text_of
 
 
 def teacher_policy(tokenizer, stop_ids: set[int], budget: Optional[Budget] = None) -> StreamPolicy:

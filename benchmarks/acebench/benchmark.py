@@ -56,7 +56,8 @@ class AceBenchmark(Benchmark):
     protocol = RunProtocol(
         source="ACEBench e6db74b (generate.py, model_inference/apimodel_inference.py, multi_turn/APIModel_agent.py,"
                " multi_turn/APIModel_user.py)",
-        agent=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000}, seed=False),
+        # the official agent gets no tools (a prompting protocol), so it sends no tool_choice either
+        agent=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000, "tool_choice": None}, seed=False),
         user=RoleProtocol({"temperature": 0.001, "top_p": 1, "max_tokens": 1000}, seed=False, model="gpt-4o"),
         limits={"max_messages": MAX_DIALOG_TURNS + 1},
         data=("acebench/",))
@@ -99,6 +100,21 @@ class AceBenchmark(Benchmark):
             return MultiStepUser(task.scenario)
         prompts = task_context(task, AceContext).prompts
         return AceSimulatedUser(model, prompts["user_system"], prompts["user_greeting"], seed=seed)
+
+    @classmethod
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
+        """The end-state check's errors and the process score (the share of milestones the calls in
+        ``process_calls`` reached)."""
+        lines = []
+        if components.get("end_state") == 0.0:
+            lines.append(f"end state wrong: {info.get('error_type') or 'state differs'}")
+            for errors in info.get("end_state_errors") or []:
+                lines += [f"  {e}" for e in (errors if isinstance(errors, list) else [errors])]
+        process = components.get("process")
+        if isinstance(process, (int, float)) and process < 1.0:
+            lines.append(f"process: {process:g} of the milestones reached by the calls made "
+                         f"({len(info.get('process_calls') or [])} calls)")
+        return lines
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:

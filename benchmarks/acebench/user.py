@@ -63,8 +63,8 @@ class AceSimulatedUser(SimulatedUser):
     def simulator_view(self, messages: list[Message]) -> list[Message]:
         view = [Message(role="system", content=self.system_prompt), Message(role="user", content=self.greeting)]
         for m in messages:
-            if m.role == "user":
-                view.append(Message(role="assistant", content=m.content))
+            if m.role == "user":  # upstream (multi_turn/APIModel_user.py) keeps its own replies as "system"
+                view.append(Message(role="system", content=m.content))
             elif m.role == "assistant" and not m.tool_calls and m.content:
                 view.append(Message(role="user", content=_strip_role_prefix(m.content)))
         return view

@@ -90,6 +90,22 @@ class BfclBenchmark(Benchmark):
     def needs_user_model(self, subset: str) -> bool:
         return False  # BFCL's user is always the scripted question turns
 
+    @classmethod
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
+        """The official checker's verdict as stored by ``Verdict.to_score``: its error type, the failing turn
+        and the differing instance state or the missing execution results."""
+        if info.get("valid", True):
+            return []
+        turn = info.get("failed_turn")
+        lines = [f"{info.get('error_type')}" + (f" at turn {turn}" if turn is not None else "")
+                 + f": {info.get('error_message') or ''}"]
+        details = info.get("details") or {}
+        for attr, diff in (details.get("differences") or {}).items():
+            lines.append(f"state {attr}: model {diff.get('model')!r}, ground truth {diff.get('ground_truth')!r}")
+        for item in details.get("missing_items") or []:
+            lines.append(f"missing execution result: {item!r}")
+        return lines
+
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
         return score_messages(task, messages, self.data_dir, termination)

@@ -39,4 +39,7 @@ def tool_spec(doc: dict, hint: str) -> ToolSpec:
     params = copy.deepcopy(doc.get("parameters") or {})
     props = {k: _cast(v) for k, v in (params.get("properties") or {}).items()}
     schema = {"type": "object", "properties": props, "required": list(params.get("required") or [])}
-    return ToolSpec(name=doc["name"], description=doc.get("description", "") + hint, parameters=schema)
+    # bfcl_eval's convert_to_tool keeps the doc's "response" schema, unconverted, for OpenAI-style models
+    extra = {"response": copy.deepcopy(doc["response"])} if "response" in doc else {}
+    return ToolSpec(name=doc["name"], description=doc.get("description", "") + hint, parameters=schema,
+                    extra=extra)

@@ -196,6 +196,22 @@ class Tau2Benchmark(Benchmark):
             info["nl_assertions"] = results
         return self._combine(components, info)
 
+    @classmethod
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
+        """Reads what ``_score_checks`` stored: an early termination, the database check, failed environment
+        assertions, unsaid communicate_info, unmatched gold actions, NL assertions the judge rejected."""
+        lines = [info["note"]] if info.get("note") else []
+        if info.get("db_match") is False:
+            lines.append("database: the final state differs from the one the gold actions produce")
+        lines += [f"environment assertion failed: {a}" for a in info.get("env_assertions_failed") or []]
+        lines += [f"never told the user: {c!r}" for c in info.get("communicate_missing") or []]
+        lines += [f"gold action not matched: {a}" for a in info.get("actions_unmatched") or []]
+        for result in info.get("nl_assertions") or []:
+            if isinstance(result, dict) and not result.get("met", True):
+                lines.append(f"NL assertion not met: {result.get('nl_assertion')}: {result.get('justification', '')}")
+        lines += [f"{name}: not computed (no judge model), reward unknown" for name in info.get("skipped") or []]
+        return lines or super().explain(components, info)
+
     # -- official results -----------------------------------------------------------------------------------
     def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
         return official.read_results(path)

@@ -4,10 +4,18 @@ A :class:`LocalChatModel` renders the conversation with the checkpoint's chat te
 for the backend's batched generator, parses the completion into an assistant message with the tool-call
 parser the template implies (or the one named), and records the turn's token ids and log-probabilities
 (see :mod:`.trace`). Backends only implement ``_generate_batch``; :mod:`.checkpoint` picks one.
+
+Multi-turn prompts are incremental, as in training (:mod:`.stream`): when the conversation extends one this
+model replied to, the next prompt is that prompt, the reply's ids verbatim and the chat template's suffix for
+the new messages; it is never re-rendered and re-tokenised, so a checkpoint sees the same tokens in
+``mua eval`` as in RL, and backends can reuse the earlier turns' KV cache.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+from collections import OrderedDict
 from typing import Any, Optional
 
 from ..errors import ConfigError, ModelError
@@ -17,6 +25,7 @@ from .chat_template import encode_prompt, render_prompt
 from .generation import GenerationRequest, GenerationResult
 from .parsers import get_parser, parser_for_template
 from .reply import assistant_reply, template_thinks
+from .stream import StreamError, TemplateSuffixer, stop_text_of
 from .trace import TurnRecord, emit
 
 LOCAL_PARAMS = {"parser", "max_new_tokens", "temperature", "top_p", "max_batch", "default_seed"}
@@ -85,12 +94,45 @@ class LocalChatModel:
         self.default_seed = default_seed
         self.batcher: MicroBatcher[GenerationRequest, GenerationResult] = MicroBatcher(
             self._generate_batch, max_batch=max_batch)
+        try:
+            self.suffixer: Optional[TemplateSuffixer] = TemplateSuffixer(
+                tokenizer, stop_text_of(tokenizer, self.stop_ids))
+        except StreamError:  # a template whose turns cannot be appended: every prompt is rendered whole
+            self.suffixer = None
+        # conversation digest (through the model's reply) -> (token ids through the reply, reply closed)
+        self._streams: OrderedDict[str, tuple[list[int], bool]] = OrderedDict()
+        self.max_streams = 1024
 
     def _generate_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
         raise NotImplementedError
 
     def prompt_ids(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None) -> list[int]:
+        """The prompt for ``messages``: the kept stream of the conversation it extends, followed by the template
+        suffix of the messages since (see the module docstring); else the whole conversation rendered."""
+        digests = _prefix_digests(messages, tools)
+        if self.suffixer is not None:
+            for seen in range(len(messages) - 1, 0, -1):
+                kept = self._streams.get(digests[seen])
+                if kept is not None and messages[seen - 1].role == "assistant":
+                    ids, closed = kept
+                    try:
+                        return ids + self.suffixer.suffix_ids(messages[seen:], closed)
+                    except StreamError:
+                        break
         return encode_prompt(self.tokenizer, render_prompt(self.tokenizer, messages, tools))
+
+    def _keep_stream(self, messages: list[Message], tools: Optional[list[ToolSpec]], prompt: list[int],
+                     completion: list[int], reply: Message) -> None:
+        if self.suffixer is None:
+            return
+        stopped = bool(completion) and completion[-1] in self.stop_ids
+        closed = stopped and self.suffixer.closes_turn(completion[-1])
+        view = Message(role="assistant", content=reply.content, tool_calls=reply.tool_calls)  # as ModelAgent
+        key = _prefix_digests(list(messages) + [view], tools)[-1]
+        self._streams[key] = (prompt + list(completion), closed)
+        self._streams.move_to_end(key)
+        while len(self._streams) > self.max_streams:
+            self._streams.popitem(last=False)
 
     def completion_text(self, token_ids: list[int]) -> str:
         """The completion as text for the parser: the trailing stop token dropped, special tokens kept (some
@@ -112,8 +154,21 @@ class LocalChatModel:
         text = self.completion_text(result.token_ids)
         reply = assistant_reply(text, self.parse, split_thinking=self.splits_reasoning, prompt_ids=prompt,
                                 completion_ids=result.token_ids)
+        self._keep_stream(messages, tools, prompt, result.token_ids, reply.message)
         emit(TurnRecord(prompt_ids=prompt, completion_ids=list(result.token_ids), logprobs=list(result.logprobs),
                         finish_reason=result.finish_reason, text=text, message=reply.message, seed=seed,
                         reasoning=reply.reasoning))
         usage = Usage(requests=1, prompt_tokens=len(prompt), completion_tokens=len(result.token_ids))
         return reply.message, usage
+
+
+def _prefix_digests(messages: list[Message], tools: Optional[list[ToolSpec]]) -> list[str]:
+    """``digests[k]`` identifies the tool list and ``messages[:k]``."""
+    specs = [[t.name, t.description, t.parameters] for t in tools or []]
+    running = hashlib.sha256(json.dumps(specs, sort_keys=True).encode())
+    digests = [running.hexdigest()]
+    for message in messages:
+        running.update(json.dumps(message.to_dict(), sort_keys=True).encode() + b"\x00")
+        digests.append(running.hexdigest())
+    return digests
+

@@ -154,6 +154,15 @@ def check_base_url(url: str) -> str:
     return url.rstrip("/")
 
 
+def request_message(message: Message) -> dict:
+    """A message as the official runners send it: a tool result carries its call id, not the tool's name
+    (tau2's litellm messages and bfcl_eval's FC handler send none; results files keep it)."""
+    d = message.to_dict()
+    if message.role == "tool":
+        d.pop("name", None)
+    return d
+
+
 class OpenAIChatModel:
     """Chat completions from an OpenAI-compatible server.
 
@@ -219,7 +228,7 @@ class OpenAIChatModel:
 
     def request_body(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
                      seed: Optional[int] = None) -> dict:
-        body: dict[str, Any] = {"model": self.model, "messages": [m.to_dict() for m in messages]}
+        body: dict[str, Any] = {"model": self.model, "messages": [request_message(m) for m in messages]}
         if tools:
             body["tools"] = [t.to_openai() for t in tools]
             body["tool_choice"] = "auto"

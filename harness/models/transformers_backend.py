@@ -1,7 +1,8 @@
 """A local checkpoint served in-process by transformers (CPU or one GPU).
 
 Concurrent episodes are generated together: their requests queue up and run as one left-padded batch of
-up to ``max_batch`` rows (see :mod:`.batching` and :mod:`.decode`).
+up to ``max_batch`` rows (see :mod:`.batching` and :mod:`.decode`). Each episode's keys and values are kept
+between its turns (a :class:`~.decode.PrefixCache`), so a turn prefills only the tokens added since the last.
 """
 from __future__ import annotations
 
@@ -70,7 +71,11 @@ class TransformersChatModel(LocalChatModel):
         self.pad_id = pad if pad is not None else min(stop_ids)
         max_context = getattr(self.model.config, "max_position_embeddings", None)
         super().__init__(tokenizer, stop_ids=stop_ids, max_context=max_context, **params)
+        from .decode import PrefixCache
+        # Each episode's next prompt extends its previous one (see LocalChatModel.prompt_ids): one kept
+        # cache per concurrent episode, so turn n prefills only the tokens since turn n-1.
+        self.prefix_cache = PrefixCache(max_entries=2 * self.batcher.max_batch)
 
     def _generate_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
         from .decode import generate_batch
-        return generate_batch(self.model, requests, self.stop_ids, self.pad_id, self.device)
+        return generate_batch(self.model, requests, self.stop_ids, self.pad_id, self.device, self.prefix_cache)

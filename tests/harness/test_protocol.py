@@ -74,7 +74,7 @@ def test_bfcl_and_acebench_send_what_their_official_runners_send(tmp_path, data_
         return text_reply("Done.") if request["messages"][-1]["role"] == "tool" else tool_call_reply([("ls", {})])
 
     def ace_user(request):
-        said = sum(1 for m in request["messages"] if m["role"] == "assistant")
+        said = sum(1 for m in request["messages"][1:] if m["role"] in ("assistant", "system"))
         return text_reply("Please send a message to Frank." if said < 2 else "finish conversation")
 
     respond, seen = recording({"agent": bfcl_agent})
@@ -130,3 +130,17 @@ def test_published_rows_are_flagged_where_their_source_departs_or_says_nothing(m
     assert "Claude Opus 4.5 (published) †" in out
     assert "tau2: user model gpt-5.2 (official default gpt-4.1-2025-04-14)" in out
     assert "tau2: not stated: user simulator, agent decoding, trials" in out  # the MUA-RL rows
+
+
+def test_a_run_written_before_protocols_is_not_resumed_under_new_defaults(tmp_path, data_dir, capsys):
+    respond, _ = recording({"agent": tau2_agent, "user": tau2_user})
+    out = tmp_path / "run"
+    with MockOpenAI(respond) as url:
+        args = eval_args(url, out, data_dir, "tau2", "retail", "--user-model", "user", "--user-base-url", url,
+                         "--trials", "1")
+        assert main(args) == 0
+        config = json.loads((out / "config.json").read_text())
+        del config["protocol"]
+        (out / "config.json").write_text(json.dumps(config))
+        assert main(args) == 2
+    assert "written before mua recorded run protocols" in capsys.readouterr().err

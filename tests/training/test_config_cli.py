@@ -30,6 +30,14 @@ def test_yaml_then_flags_and_unknown_keys(tmp_path):
     with pytest.raises(ConfigError, match="unknown training setting in the config file: .*max_step"):
         path.write_text("max_step: 3\n")
         load_config(path)
+    path.write_text("max_steps: [1\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="cannot read training config"):
+        load_config(path.with_name("missing.yaml"))
+    path.write_text("- a list\n")
+    with pytest.raises(ConfigError, match="must contain a YAML mapping"):
+        load_config(path)
     with pytest.raises(ConfigError, match="unknown flags: .*--max-step"):
         load_config(None, ["--max-step", "3"])
 

@@ -120,7 +120,7 @@ def test_two_grpo_steps_through_the_runner(warmed_policy, tmp_path):
 
 def _check_batches(trainer, steps, group, batch_size, turn, budget) -> None:
     """What reached the loss: one row per prompt, masks, budgets, stream/conversation agreement, log-probs."""
-    from mua.training.stream import TemplateSuffixer
+    from mua.harness.models.stream import TemplateSuffixer
 
     tok = trainer.processing_class
     suffixer = TemplateSuffixer(tok, tok.eos_token)

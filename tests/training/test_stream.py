@@ -14,7 +14,7 @@ from mua.harness.types import Message, ToolCall
 from mua.harness.users import ScriptedUser
 from mua.training.policy import Budget, BudgetExhausted
 from mua.training.sft import gold_streams, teacher_policy
-from mua.training.stream import StreamError, TemplateSuffixer, TokenStream, stop_text_of
+from mua.harness.models.stream import StreamError, TemplateSuffixer, TokenStream, stop_text_of
 
 BENCH = CounterBenchmark(n_tasks=3)
 

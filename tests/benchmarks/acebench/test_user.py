@@ -52,7 +52,8 @@ def test_multi_turn_episode_with_simulated_user(bench, data_dir):
     assert task.scenario in first_view[0].content
     assert first_view[1].content == "Is there anything you need help with today?"
     second_view, _ = user_model.seen[1]
-    assert [m.role for m in second_view] == ["system", "user", "assistant", "user"]
+    # upstream (multi_turn/APIModel_user.py) sends the user model its own earlier replies as "system"
+    assert [m.role for m in second_view] == ["system", "user", "system", "user"]
     assert second_view[3].content == " The inbox is full. Which message should I delete?"  # prefix removed
     # the agent got the official system prompt with the phone domain rules, and the record's tools
     agent_view, tools = agent_model.seen[0]

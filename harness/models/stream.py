@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
-from mua.harness.models.chat_template import encode_prompt, template_messages
-from mua.harness.types import Message, ToolSpec
+from ..types import Message, ToolSpec
+from .chat_template import encode_prompt, template_messages
 
 _STUB = [Message(role="user", content="."), Message(role="assistant", content=".")]
 

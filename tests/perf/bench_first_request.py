@@ -1,0 +1,107 @@
+"""Time from `mua eval` process start to the endpoint's first request (target: under 1 s).
+
+Starts ../shared/tools/mock_openai.py on a free port, then launches `mua eval` (tau2 retail, one task, agent and
+user on the mock) as a subprocess and polls the mock's /stats every 5 ms until it has seen a request. The figure is
+wall time from just before the subprocess is spawned to the first poll that sees the request (so it includes
+interpreter start, imports, task loading and request building, plus at most one polling interval). A baseline is
+measured in the same run: `python -c pass` spawned the same way, so the ratio is robust to machine load.
+
+    python tests/perf/bench_first_request.py [--repeats 5] [--data-dir ../shared/data]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MOCK = ROOT.parent / "shared" / "tools" / "mock_openai.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def requests_seen(port: int) -> int:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=2) as r:
+        stats = json.load(r)
+    return sum(v for v in stats.values() if isinstance(v, int)) if isinstance(stats, dict) else 0
+
+
+def wait_up(port: int) -> None:
+    for _ in range(400):
+        try:
+            requests_seen(port)
+            return
+        except OSError:
+            time.sleep(0.025)
+    raise SystemExit("mock endpoint did not start")
+
+
+def time_to_first_request(port: int, data_dir: str, out: str) -> float:
+    before = requests_seen(port)
+    cmd = [sys.executable, "-c", "import sys; from mua.harness.cli import main; sys.exit(main())", "eval", "--benchmark", "tau2", "--subset", "retail",
+           "--limit", "1", "--agent-model", "mock", "--agent-base-url", f"http://127.0.0.1:{port}/v1",
+           "--user-model", "mock", "--user-base-url", f"http://127.0.0.1:{port}/v1",
+           "--judge-model", "mock", "--judge-base-url", f"http://127.0.0.1:{port}/v1",
+           "--no-progress", "--out", out, "--data-dir", data_dir]
+    env = dict(os.environ, OPENAI_API_KEY="x")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = t0 + 60
+        while time.perf_counter() < deadline:
+            if requests_seen(port) > before:
+                return time.perf_counter() - t0
+            if proc.poll() is not None and requests_seen(port) == before:
+                raise SystemExit(f"mua eval exited without a request: {proc.stderr.read().decode()[-500:]}")
+            time.sleep(0.005)
+        raise SystemExit("no request within 60 s")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def python_start() -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
+    args = ap.parse_args()
+    port = free_port()
+    mock = subprocess.Popen([sys.executable, str(MOCK), str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_up(port)
+        firsts, bases = [], []
+        for _ in range(args.repeats):  # interleaved, so load affects both alike
+            bases.append(python_start())
+            with tempfile.TemporaryDirectory() as out:
+                firsts.append(time_to_first_request(port, args.data_dir, out))
+        med, base = statistics.median(firsts), statistics.median(bases)
+        print(f"mua eval start -> first request: median {med:.3f} s (min {min(firsts):.3f}, max {max(firsts):.3f}),"
+              f" {args.repeats} runs")
+        print(f"bare python start:               median {base:.3f} s (min {min(bases):.3f}, max {max(bases):.3f})")
+        print(f"ratio first-request / python start: {med / base:.1f}x; target < 1 s: {'met' if med < 1 else 'NOT met'}")
+    finally:
+        mock.kill()
+        mock.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""CI smoke of tests/perf/learning_check.py (2 SFT and 2 GRPO steps, 4 tasks: it runs end to end and prints
+its figures; the verdict needs the full run), and its verdict on made-up runs: it can pass and can fail."""
+import importlib.util
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("trl")
+SCRIPT = Path(__file__).resolve().parents[1] / "perf" / "learning_check.py"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("learning_check", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_smoke_runs_end_to_end(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"], capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    for line in ("before SFT", "after SFT", "after GRPO", "user out of the loop", "GRPO - SFT (paired)",
+                 "needing the user", "verdict: "):
+        assert line in done.stdout, done.stdout[-3000:]
+    assert (tmp_path / "learning.png").stat().st_size > 0
+    assert len((tmp_path / "grpo" / "metrics.jsonl").read_text().splitlines()) == 2
+
+
+def fake_run(folder: Path, passes: list[int]) -> Path:
+    folder.mkdir()
+    rows = [{"task_id": f"t{i}", "reward": float(p), "error": None} for i, p in enumerate(passes)]
+    (folder / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return folder
+
+
+def test_verdict_passes_only_on_a_paired_gain(tmp_path, capsys):
+    check = load_script()
+    sft = fake_run(tmp_path / "sft", [1] * 10 + [0] * 30)
+    better = fake_run(tmp_path / "better", [1] * 30 + [0] * 10)
+    same = fake_run(tmp_path / "same", [1] * 10 + [0] * 30)
+    assert check.report({"after SFT": sft, "after GRPO": better}, tmp_path, time.monotonic()) == 0
+    assert "+50.0 points" in capsys.readouterr().out
+    assert check.report({"after SFT": sft, "after GRPO": same}, tmp_path, time.monotonic()) == 1
+    assert "verdict: FAIL" in capsys.readouterr().out
