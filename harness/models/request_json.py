@@ -8,7 +8,8 @@ unchanged. ToolSpecs are treated as immutable once sent: a list is recognised by
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+import secrets
+from typing import Any, Callable, Sequence
 
 from ..types import ToolSpec
 
@@ -33,21 +34,41 @@ class ToolList:
 class BodyEncoder:
     def __init__(self) -> None:
         self._tools: dict[tuple[int, ...], tuple[tuple[ToolSpec, ...], str]] = {}
-        self._texts: dict[str, str] = {}
+        self._nonce = f"\x00mua-body-{secrets.token_hex(8)}-"  # placeholder prefix no real text will hold
 
     def encode(self, body: dict[str, Any]) -> str:
-        """``json.dumps(body, ensure_ascii=False)`` with ToolList values resolved; "messages" encoded message by
-        message."""
-        parts = []
+        """``json.dumps(body, ensure_ascii=False)`` with ToolList values resolved. One encoder pass over the body
+        with the cached parts stood in for by unique placeholder strings, which are then replaced by their cached
+        encodings; should a placeholder's text occur anywhere else, the body is encoded plainly instead."""
+        spliced: list[tuple[str, str]] = []
+
+        def stand_in(encoded: str) -> str:
+            mark = f"{self._nonce}{len(spliced)}"
+            spliced.append((_encode(mark), encoded))
+            return mark
+
+        shallow = dict(body)
         for key, value in body.items():
             if isinstance(value, ToolList):
-                text = self._tool_list(value.tools)
+                shallow[key] = stand_in(self._tool_list(value.tools))
             elif key == "messages" and isinstance(value, list):
-                text = "[" + ", ".join(self._message(m) for m in value) + "]"
-            else:
-                text = _encode(value)
-            parts.append(_encode(key) + ": " + text)
-        return "{" + ", ".join(parts) + "}"
+                shallow[key] = [self._message(m, stand_in) for m in value]
+        text = _encode(shallow)
+        if any(text.count(mark) != 1 for mark, _ in spliced):
+            return _encode({k: v.to_openai() if isinstance(v, ToolList) else v for k, v in body.items()})
+        pieces, at = [], 0
+        for start, mark, encoded in sorted((text.index(mark), mark, encoded) for mark, encoded in spliced):
+            pieces += [text[at:start], encoded]
+            at = start + len(mark)
+        pieces.append(text[at:])
+        return "".join(pieces)
+
+    @staticmethod
+    def _message(message: Any, stand_in: Callable[[str], str]) -> Any:
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, str) or len(content) < LONG_TEXT:
+            return message
+        return {**message, "content": stand_in(_cached_text(content))}
 
     def _tool_list(self, tools: tuple[ToolSpec, ...]) -> str:
         key = tuple(id(t) for t in tools)
@@ -60,17 +81,14 @@ class BodyEncoder:
         self._tools[key] = (tools, text)  # holds the objects, so their ids cannot be reused while cached
         return text
 
-    def _message(self, message: Any) -> str:
-        content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, str) or len(content) < LONG_TEXT:
-            return _encode(message)
-        return "{" + ", ".join(_encode(k) + ": " + (self._text(v) if k == "content" else _encode(v))
-                               for k, v in message.items()) + "}"
 
-    def _text(self, text: str) -> str:
-        hit = self._texts.get(text)
-        if hit is None:
-            if len(self._texts) >= MAX_ENTRIES:
-                self._texts.clear()
-            hit = self._texts[text] = _encode(text)
-        return hit
+_TEXTS: dict[str, str] = {}  # long message texts (system prompts) encoded, shared by all models
+
+
+def _cached_text(text: str) -> str:
+    hit = _TEXTS.get(text)
+    if hit is None:
+        if len(_TEXTS) >= MAX_ENTRIES:
+            _TEXTS.clear()
+        hit = _TEXTS[text] = _encode(text)
+    return hit

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from mua.harness.models import OpenAIChatModel
+from mua.harness.models import request_json
 from mua.harness.models.request_json import LONG_TEXT, MAX_ENTRIES, BodyEncoder
 from mua.harness.types import Message, ToolCall, ToolSpec
 
@@ -54,4 +55,11 @@ def test_caches_stay_bounded():
         text = f"{i}" + "x" * LONG_TEXT
         assert enc.encode({"messages": [{"role": "system", "content": text}]}) == json.dumps(
             {"messages": [{"role": "system", "content": text}]}, ensure_ascii=False)
-    assert len(enc._texts) <= MAX_ENTRIES
+    assert len(request_json._TEXTS) <= MAX_ENTRIES
+
+
+def test_a_text_holding_a_placeholder_is_still_encoded_exactly():
+    model = OpenAIChatModel("m", "http://127.0.0.1:9/v1")
+    trap = [Message(role="system", content=LONG),
+            Message(role="user", content=f"{model._encoder._nonce}0"), Message(role="user", content="x")]
+    assert same(model, trap, tools(2)) and same(model, trap + conversation(), tools(2))
