@@ -7,6 +7,8 @@ import io
 import os
 from pathlib import Path
 
+CURVES_PNG = "curves.png"  # written next to metrics.jsonl by training (training/progress.py), shown by `mua view`
+
 # (panel title, [(metrics key, legend label)])
 PANELS = (
     ("reward", [("reward", "mean reward")]),

@@ -29,7 +29,8 @@ FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION = "*", 
 FLAG_TRAINED = "c"
 FLAG_ORDER = (FLAG_INCOMPLETE, FLAG_ERRORS, FLAG_PARTIAL, FLAG_SKIPPED, FLAG_SELECTION, FLAG_TRAINED)
 LEGEND = {FLAG_INCOMPLETE: "some expected episodes are missing (incomplete run)",
-          FLAG_ERRORS: "some episodes errored; they are excluded from the value",
+          FLAG_ERRORS: "some episodes errored, or their reward is not a number (a damaged file); they are "
+                       "excluded from the value",
           FLAG_PARTIAL: "aggregate over fewer subsets than the benchmark has",
           FLAG_SKIPPED: "some checks were skipped (e.g. LLM-judged checks without --judge-model): episodes "
                         "whose verdict they could change have an unknown reward and are left out of the value",
@@ -83,9 +84,13 @@ def full_sizes(runs: Sequence[Run]) -> dict[SizeKey, int]:
 
 
 def _subset_flags(s: SubsetResult, full: int, trained: frozenset[str] = frozenset()) -> str:
-    return ((FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors else "")
+    return ((FLAG_INCOMPLETE if s.missing else "") + (FLAG_ERRORS if s.errors or _damaged(s) else "")
             + (FLAG_SKIPPED if s.skipped or s.unknown else "") + (FLAG_SELECTION if len(s.tasks) < full else "")
             + (FLAG_TRAINED if _trained_here(s, trained) else ""))
+
+
+def _damaged(s: SubsetResult) -> bool:
+    return any(t.invalid for t in s.tasks.values())
 
 
 def trained_tasks(run: Run) -> frozenset[str]:

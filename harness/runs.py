@@ -146,6 +146,9 @@ class Run:
         if self.unknown:
             out.append(f"{self.unknown} episodes with unknown reward (null: a check was skipped, e.g. no judge "
                        "model; excluded from scores)")
+        if self.invalid_values:
+            out.append(f"{len(self.invalid_values)} episodes whose reward or a score is not a number (damaged "
+                       f"file, e.g. {self.invalid_values[0]}; excluded from scores)")
         if self.torn_lines:
             out.append(f"{self.torn_lines} unreadable lines in episodes.jsonl")
         return out

@@ -25,7 +25,6 @@ from .stats import is_success
 
 PAGE = (Path(__file__).parent / "view_page.html").read_text(encoding="utf-8")
 Explain = Callable[[dict, dict], list]
-CURVES_PNG = "curves.png"  # written next to metrics.jsonl by training, shown by the viewer
 
 
 @dataclass
@@ -82,7 +81,7 @@ def _training_source(path: Path) -> Source:
                          "error": sample.get("error")})
     notes = []
     curves = None
-    from .curves import render_curves  # matplotlib is optional; the viewer says so when it is missing
+    from .curves import CURVES_PNG, render_curves  # matplotlib is optional; the viewer says so when missing
 
     try:
         curves = render_curves(metrics) if metrics else None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..gate import METHODS, GateSettings, compare, format_verdict
+from ..power import PowerSettings, format_power, smallest_detectable_drop
 from ..runs import read_run
 from .common import check_output_file
 
@@ -22,8 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "than the baseline by more than --margin with --confidence (paired test "
                                    "over the tasks both runs scored); 2 on a usage error (e.g. different "
                                    "benchmarks). A different user simulator model only prints a warning line.")
-    p.add_argument("--baseline", required=True, type=Path, metavar="RUN_A", help="baseline run directory")
-    p.add_argument("--candidate", required=True, type=Path, metavar="RUN_B", help="candidate run directory")
+    p.add_argument("--baseline", type=Path, metavar="RUN_A", help="baseline run directory")
+    p.add_argument("--candidate", type=Path, metavar="RUN_B", help="candidate run directory")
     p.add_argument("--metric", default="reward", help="per-task value compared: reward (default), success, or "
                    "a score component name (see a run's episodes.jsonl)")
     p.add_argument("--margin", type=float, default=0.0, help="tolerated drop as a fraction of the metric "
@@ -43,10 +44,24 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="compare runs made under different protocols (request params, seeds, limits, trials or "
                         "data files differ): the differences are printed as warnings instead of failing")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write the verdict as JSON")
+    power = p.add_argument_group("power", "--power: the smallest drop this gate flags, by simulation with the "
+                                 "same paired test (no candidate needed); tasks, trials and pass rate come from "
+                                 "--baseline or the flags below")
+    power.add_argument("--power", action="store_true", help="print the smallest drop flagged with "
+                       "--target-power and the false-alarm rate, instead of comparing runs")
+    power.add_argument("--tasks", type=int, help="number of tasks (default: the baseline's)")
+    power.add_argument("--trials", type=int, help="trials per task (default: the baseline's)")
+    power.add_argument("--pass-rate", type=float, help="baseline pass rate in (0, 1] (default: the baseline's)")
+    power.add_argument("--target-power", type=float, default=0.8, help="share of regressions to catch (0.8)")
+    power.add_argument("--simulations", type=int, default=200, help="simulated run pairs per drop (200)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.power:
+        return run_power(args)
+    if args.baseline is None or args.candidate is None:
+        raise ConfigError("mua gate needs --baseline RUN_A and --candidate RUN_B (or --power)")
     if args.json:
         check_output_file("--json", args.json)
     baseline, candidate = read_run(args.baseline), read_run(args.candidate)
@@ -61,3 +76,25 @@ def run(args: argparse.Namespace) -> int:
         except OSError as e:
             raise ConfigError(f"cannot write --json {args.json}: {e.strerror or e}") from None
     return 0 if verdict.passed else 1
+
+
+def run_power(args: argparse.Namespace) -> int:
+    groups: tuple[int, ...] = (args.tasks,) if args.tasks is not None else ()
+    trials, rate = args.trials, args.pass_rate
+    if args.baseline is not None:
+        base = read_run(args.baseline)
+        groups = groups or tuple(len(s.tasks) for s in base.subsets.values() if s.tasks)
+        trials = trials or base.trials
+        if rate is None:
+            values = [v for s in base.subsets.values() for v in s.values("success")]
+            rate = sum(values) / len(values) if values else None
+    if not groups or trials is None or rate is None:
+        raise ConfigError("mua gate --power needs --baseline RUN, or --tasks, --trials and --pass-rate")
+    settings = PowerSettings(groups, trials, rate, args.margin, args.confidence, args.target_power, args.method,
+                             min(args.resamples, 1000), args.simulations, args.seed)
+    def progress(drop: float, share: float) -> None:  # the bisection takes a few seconds per step
+        if sys.stderr.isatty():
+            sys.stderr.write(f"  simulated drop {100 * drop:.0f} points: {share:.0%} flagged\n")
+
+    sys.stdout.write(format_power(smallest_detectable_drop(settings, progress)))
+    return 0

@@ -116,6 +116,7 @@ def test_two_grpo_steps_through_the_runner(warmed_policy, tmp_path):
     assert [m["step"] for m in metrics] == [1, 2] and "episode/pass_rate" in metrics[0]
     assert list((tmp_path / "out" / "samples").glob("step-*.jsonl"))
     assert (tmp_path / "out" / "checkpoint-2" / "trainer_state.json").is_file()
+    assert (tmp_path / "out" / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # drawn as it trains
 
 
 def _check_batches(trainer, steps, group, batch_size, turn, budget) -> None:
