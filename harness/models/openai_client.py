@@ -18,13 +18,13 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-import aiohttp
 from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 from tenacity.wait import wait_base
 
 from ..errors import ConfigError, ModelError
 from ..types import Message, ToolCall, ToolSpec, Usage
 from . import pools
+from .http1 import InvalidURL, TransportError
 from .request_json import BodyEncoder, ToolList
 
 try:  # tenacity >= 8.3: also stops when the next sleep would overrun the total budget
@@ -170,8 +170,8 @@ class OpenAIChatModel:
 
     ``params`` (temperature, max_tokens, top_p, ...) are sent with every request (a None value: that field is
     never sent, not even mua's default ``tool_choice: "auto"``); ``seed`` given to
-    :meth:`chat` overrides a ``seed`` param. Models on the same endpoint share one aiohttp session (connection
-    pool) per event loop, taken lazily (see pools.py); call :meth:`aclose` when done.
+    :meth:`chat` overrides a ``seed`` param. Models on the same endpoint share one connection pool per event
+    loop, taken lazily (see pools.py); call :meth:`aclose` when done.
     """
 
     def __init__(self, model: str, base_url: Optional[str] = None, *, api_key_env: str = "OPENAI_API_KEY",
@@ -191,9 +191,8 @@ class OpenAIChatModel:
         self.max_connections = max_connections
         self.params = params
         self._encoder = BodyEncoder()
-        self._session: Optional[aiohttp.ClientSession] = None
+        self._session: Optional[pools.Transport] = None
         self._pool: Optional[pools.PoolKey] = None  # the shared per-endpoint pool this model holds (pools.py)
-        self._timeout = aiohttp.ClientTimeout(total=self.timeout_s)
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -211,7 +210,7 @@ class OpenAIChatModel:
         key = self._key()  # keys of 1-3 characters (local servers' placeholders) are no secret to mask
         return text.replace(key, "***") if len(key) >= 4 else text
 
-    def _session_for_loop(self) -> aiohttp.ClientSession:
+    def _session_for_loop(self) -> pools.Transport:
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._pool is None or self._pool[0] is not loop:
             if self._pool is not None and self._pool[0] is not loop:
@@ -260,38 +259,34 @@ class OpenAIChatModel:
         bad address or silence within ``timeout_s`` raises ModelError naming the URL."""
         url = self.base_url + "/models"
         timeout_s = timeout_s or min(10.0, self.timeout_s)
+        probe = pools.new_transport(self.base_url, self._key(), 1)  # its own connection, closed at once
         try:
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session:
-                async with session.get(url, headers=self._auth_headers()) as resp:
-                    await resp.read()
+            await probe.request("GET", url, None, timeout_s)
         except asyncio.TimeoutError:
             raise ModelError(f"model endpoint {self.base_url} did not answer within {timeout_s:g} s (GET {url}); "
                              "is the server up and not overloaded?") from None
-        except (aiohttp.ClientError, ValueError) as e:
-            raise ModelError(self._redact(f"model endpoint {self.base_url} cannot be reached: {type(e).__name__}: "
-                                          f"{e}")) from None
+        except (TransportError, ValueError) as e:
+            raise ModelError(self._redact(f"model endpoint {self.base_url} cannot be reached: {e}")) from None
+        finally:
+            await probe.close()
         self.last_answer = time.monotonic()
-
-    def _auth_headers(self) -> dict:
-        return {"Authorization": f"Bearer {key}"} if (key := self._key()) else {}
 
     async def _attempt(self, payload: bytes, call_id_prefix: str) -> tuple[Message, Usage]:
         session = self._session_for_loop()
         self.pending += 1
         try:
-            async with session.post(self.url, data=payload, timeout=self._timeout) as resp:
-                raw = await resp.read()
-                status = resp.status
-                retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+            reply = await session.request("POST", self.url, payload, self.timeout_s)
             self.last_answer = time.monotonic()
         except asyncio.TimeoutError:
             raise _Transient(f"no complete reply within {self.timeout_s:g} s") from None
-        except aiohttp.InvalidURL:
+        except InvalidURL:
             raise ModelError(f"model endpoint {self.url} is not a valid URL") from None
-        except aiohttp.ClientError as e:  # refused/dropped connections, truncated or unparsable HTTP replies
-            raise _Transient(f"connection error: {type(e).__name__}: {e}") from None
+        except TransportError as e:  # refused/dropped connections, truncated or unparsable HTTP replies
+            raise _Transient(f"connection error: {e}") from None
         finally:
             self.pending -= 1
+        raw, status = reply.body, reply.status
+        retry_after = parse_retry_after(reply.headers.get("retry-after"))
         if status != 200:
             reason = f"HTTP {status}: {_error_text(raw)}"
             if status in RETRYABLE_STATUS or status >= 500:

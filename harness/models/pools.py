@@ -10,18 +10,28 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Protocol
 
-import aiohttp
+from .http1 import Http1Pool, Reply
 
 MAX_CONNECTIONS = 1024  # per endpoint; the default of OpenAIChatModel(max_connections=...)
 
 PoolKey = tuple[asyncio.AbstractEventLoop, str, str, int]
 
 
+class Transport(Protocol):
+    @property
+    def closed(self) -> bool: ...
+
+    async def request(self, method: str, url: str, body: Optional[bytes],
+                      timeout_s: Optional[float]) -> Reply: ...
+
+    async def close(self) -> None: ...
+
+
 @dataclass
 class _Pool:
-    session: aiohttp.ClientSession
+    session: Transport
     users: int = 0
 
 
@@ -35,17 +45,20 @@ def _headers(api_key: str) -> dict[str, str]:
     return headers
 
 
-def acquire(base_url: str, api_key: str, max_connections: int = MAX_CONNECTIONS) -> tuple[PoolKey,
-                                                                                            aiohttp.ClientSession]:
-    """The running loop's session for this endpoint (created on first use); pair with :func:`release`."""
+def new_transport(base_url: str, api_key: str, max_connections: int) -> Transport:
+    """A pool of its own (not shared): plain http through http1.Http1Pool, https through aiohttp (https.py)."""
+    if base_url.lower().startswith("https:"):
+        from .https import AiohttpPool
+        return AiohttpPool(_headers(api_key), max_connections)
+    return Http1Pool(base_url, _headers(api_key), max_connections)
+
+
+def acquire(base_url: str, api_key: str, max_connections: int = MAX_CONNECTIONS) -> tuple[PoolKey, Transport]:
+    """The running loop's pool for this endpoint (created on first use); pair with :func:`release`."""
     key = (asyncio.get_running_loop(), base_url, api_key, max_connections)
     pool = _POOLS.get(key)
     if pool is None or pool.session.closed:
-        connector = aiohttp.TCPConnector(limit=max_connections, limit_per_host=0, ttl_dns_cache=300,
-                                         enable_cleanup_closed=False)
-        # no session-wide timeout: each model passes its own per request
-        pool = _POOLS[key] = _Pool(aiohttp.ClientSession(connector=connector, headers=_headers(api_key),
-                                                         timeout=aiohttp.ClientTimeout(total=None)))
+        pool = _POOLS[key] = _Pool(new_transport(base_url, api_key, max_connections))
     pool.users += 1
     return key, pool.session
 

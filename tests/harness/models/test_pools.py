@@ -35,3 +35,34 @@ def test_models_on_one_endpoint_share_one_pool_and_connections(monkeypatch):
             assert session.closed and pools.open_pools() == 0
         asyncio.run(go())
     assert server.connections == 8 + 1  # a pool per model would have opened 3 x 8 + 1
+
+
+def test_the_https_transport_answers_like_the_http_one():
+    """https endpoints go through aiohttp (AiohttpPool); it is exercised here over plain http against the mock."""
+    from mua.harness.models.http1 import Http1Pool, TransportError
+    from mua.harness.models.https import AiohttpPool
+
+    server = mock.MockOpenAI(lambda request: mock.text_reply(request["messages"][-1]["content"]))
+    with server as url:
+        async def go(make):
+            pool = make()
+            try:
+                reply = await pool.request("POST", url + "/chat/completions", b'{"messages": [{"content": "hi"}]}', 5)
+                missing = await pool.request("GET", url + "/nowhere", None, 5)
+                return reply.status, reply.headers["content-type"], reply.body, missing.status
+            finally:
+                await pool.close()
+        results = [asyncio.run(go(make)) for make in (lambda: AiohttpPool({}, 4), lambda: Http1Pool(url, {}, 4))]
+    assert results[0] == results[1] and results[0][0] == 200
+
+    async def refused():
+        pool = AiohttpPool({}, 1)
+        try:
+            await pool.request("GET", "http://127.0.0.1:9/v1/models", None, 5)
+        finally:
+            await pool.close()
+    try:
+        asyncio.run(refused())
+        raise AssertionError("no error")
+    except TransportError:
+        pass
