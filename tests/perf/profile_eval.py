@@ -167,7 +167,7 @@ def breakdown(graph: CallGraph) -> list[tuple[str, float]]:
         graph.total(h + "batch.py:_finish") + graph.total(h + "results.py:write_json")
     return [
         ("request building (request body to JSON bytes)", build),
-        ("HTTP client (aiohttp: send, wait for and read the answer)", http),
+        ("HTTP client (send, wait for and read the answer)", http),
         ("JSON parsing of answers", parse),
         ("other model-call code (message objects, retries)", chat - build - http - parse),
         ("environment start (fresh DB state, prompts)", start),
