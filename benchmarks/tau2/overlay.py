@@ -48,7 +48,10 @@ class Overlay:
             yield from (k for k in own if k not in self.base[table])
 
     def items(self, table: str) -> Iterator[tuple[str, Any]]:
-        own = self.changed.get(table) or {}
+        own = self.changed.get(table)
+        if not own:  # the common case, and lookups scan whole tables: straight from the base
+            yield from self.base[table].items()
+            return
         for key in self.keys(table):
             yield key, own[key] if key in own else self.base[table][key]
 

@@ -6,6 +6,7 @@ user-simulator guidelines) is read from the data directory instead."""
 from __future__ import annotations
 
 import textwrap
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +55,14 @@ def scenario_text(user_scenario: dict) -> str:
 
 def user_system_prompt(data_dir: Path, user_scenario: dict, user_has_tools: bool) -> str:
     name = "simulation_guidelines_tools.md" if user_has_tools else "simulation_guidelines.md"
-    guidelines = require_file(data_dir, f"tau2/user_simulator/{name}").read_text(encoding="utf-8")
-    guidelines = guidelines.replace("<PERSONA_GUIDELINES>", "")  # default persona config adds nothing
-    return f"{guidelines}\n\n<scenario>\n{scenario_text(user_scenario)}\n</scenario>"
+    return f"{_guidelines(str(data_dir), name)}\n\n<scenario>\n{scenario_text(user_scenario)}\n</scenario>"
+
+
+@lru_cache(maxsize=16)
+def _guidelines(data_dir: str, name: str) -> str:
+    """Read once per process (every episode's user prompt starts with it)."""
+    guidelines = require_file(Path(data_dir), f"tau2/user_simulator/{name}").read_text(encoding="utf-8")
+    return guidelines.replace("<PERSONA_GUIDELINES>", "")  # default persona config adds nothing
 
 
 JUDGE_SYSTEM_PROMPT = """

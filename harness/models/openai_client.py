@@ -18,12 +18,14 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Optional
 from urllib.parse import urlsplit
 
-import aiohttp
 from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_random_exponential
 from tenacity.wait import wait_base
 
 from ..errors import ConfigError, ModelError
 from ..types import Message, ToolCall, ToolSpec, Usage
+from . import pools
+from .http1 import InvalidURL, TransportError
+from .request_json import BodyEncoder, ToolList
 
 try:  # tenacity >= 8.3: also stops when the next sleep would overrun the total budget
     from tenacity import stop_before_delay as _stop_delay
@@ -168,13 +170,13 @@ class OpenAIChatModel:
 
     ``params`` (temperature, max_tokens, top_p, ...) are sent with every request (a None value: that field is
     never sent, not even mua's default ``tool_choice: "auto"``); ``seed`` given to
-    :meth:`chat` overrides a ``seed`` param. One aiohttp session per model object, created lazily in the
-    running event loop (a new loop gets a new session); call :meth:`aclose` when done.
+    :meth:`chat` overrides a ``seed`` param. Models on the same endpoint share one connection pool per event
+    loop, taken lazily (see pools.py); call :meth:`aclose` when done.
     """
 
     def __init__(self, model: str, base_url: Optional[str] = None, *, api_key_env: str = "OPENAI_API_KEY",
                  timeout_s: float = 600.0, retry: Optional[RetryPolicy | dict] = None,
-                 max_connections: int = 1024, **params: Any):
+                 max_connections: int = pools.MAX_CONNECTIONS, **params: Any):
         self.model = model
         self.base_url = check_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or LOCAL_BASE_URL)
         self.url = self.base_url + "/chat/completions"
@@ -188,8 +190,9 @@ class OpenAIChatModel:
         self.retry = retry_policy(retry)
         self.max_connections = max_connections
         self.params = params
-        self._session: Optional[aiohttp.ClientSession] = None
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._encoder = BodyEncoder()
+        self._session: Optional[pools.Transport] = None
+        self._pool: Optional[pools.PoolKey] = None  # the shared per-endpoint pool this model holds (pools.py)
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
@@ -207,30 +210,38 @@ class OpenAIChatModel:
         key = self._key()  # keys of 1-3 characters (local servers' placeholders) are no secret to mask
         return text.replace(key, "***") if len(key) >= 4 else text
 
-    def _session_for_loop(self) -> aiohttp.ClientSession:
+    def _session_for_loop(self) -> pools.Transport:
         loop = asyncio.get_running_loop()
-        if self._session is None or self._session.closed or self._loop is not loop:
-            headers = {"Content-Type": "application/json"}
-            if key := self._key():
-                headers["Authorization"] = f"Bearer {key}"
-            connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=0,
-                                             ttl_dns_cache=300, enable_cleanup_closed=False)
-            self._session = aiohttp.ClientSession(connector=connector, headers=headers,
-                                                  timeout=aiohttp.ClientTimeout(total=self.timeout_s))
-            self._loop = loop
+        if self._session is None or self._session.closed or self._pool is None or self._pool[0] is not loop:
+            if self._pool is not None and self._pool[0] is not loop:
+                pools.forget(self._pool)  # a model reused in a new loop: its old pool is that loop's business
+            self._pool, self._session = pools.acquire(self.base_url, self._key(), self.max_connections)
         return self._session
 
     async def aclose(self) -> None:
-        if self._session is not None and not self._session.closed and self._loop is asyncio.get_running_loop():
-            await self._session.close()
+        if self._pool is not None and self._pool[0] is asyncio.get_running_loop():
+            await pools.release(self._pool)
+        elif self._pool is not None:
+            pools.forget(self._pool)
         self._session = None
-        self._loop = None
+        self._pool = None
 
     def request_body(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
                      seed: Optional[int] = None) -> dict:
+        body = self._body(messages, tools, seed)
+        if isinstance(body.get("tools"), ToolList):
+            body["tools"] = body["tools"].to_openai()
+        return body
+
+    def request_payload(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
+                        seed: Optional[int] = None) -> bytes:
+        """The request body as sent: ``json.dumps(request_body(...), ensure_ascii=False)``, UTF-8."""
+        return self._encoder.encode(self._body(messages, tools, seed)).encode()
+
+    def _body(self, messages: list[Message], tools: Optional[list[ToolSpec]], seed: Optional[int]) -> dict:
         body: dict[str, Any] = {"model": self.model, "messages": [request_message(m) for m in messages]}
         if tools:
-            body["tools"] = [t.to_openai() for t in tools]
+            body["tools"] = ToolList(tools)
             body["tool_choice"] = "auto"
         body.update(self.params)
         for key in [k for k, v in self.params.items() if v is None]:
@@ -248,38 +259,34 @@ class OpenAIChatModel:
         bad address or silence within ``timeout_s`` raises ModelError naming the URL."""
         url = self.base_url + "/models"
         timeout_s = timeout_s or min(10.0, self.timeout_s)
+        probe = pools.new_transport(self.base_url, self._key(), 1)  # its own connection, closed at once
         try:
-            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as session:
-                async with session.get(url, headers=self._auth_headers()) as resp:
-                    await resp.read()
+            await probe.request("GET", url, None, timeout_s)
         except asyncio.TimeoutError:
             raise ModelError(f"model endpoint {self.base_url} did not answer within {timeout_s:g} s (GET {url}); "
                              "is the server up and not overloaded?") from None
-        except (aiohttp.ClientError, ValueError) as e:
-            raise ModelError(self._redact(f"model endpoint {self.base_url} cannot be reached: {type(e).__name__}: "
-                                          f"{e}")) from None
+        except (TransportError, ValueError) as e:
+            raise ModelError(self._redact(f"model endpoint {self.base_url} cannot be reached: {e}")) from None
+        finally:
+            await probe.close()
         self.last_answer = time.monotonic()
-
-    def _auth_headers(self) -> dict:
-        return {"Authorization": f"Bearer {key}"} if (key := self._key()) else {}
 
     async def _attempt(self, payload: bytes, call_id_prefix: str) -> tuple[Message, Usage]:
         session = self._session_for_loop()
         self.pending += 1
         try:
-            async with session.post(self.url, data=payload) as resp:
-                raw = await resp.read()
-                status = resp.status
-                retry_after = parse_retry_after(resp.headers.get("Retry-After"))
+            reply = await session.request("POST", self.url, payload, self.timeout_s)
             self.last_answer = time.monotonic()
         except asyncio.TimeoutError:
             raise _Transient(f"no complete reply within {self.timeout_s:g} s") from None
-        except aiohttp.InvalidURL:
+        except InvalidURL:
             raise ModelError(f"model endpoint {self.url} is not a valid URL") from None
-        except aiohttp.ClientError as e:  # refused/dropped connections, truncated or unparsable HTTP replies
-            raise _Transient(f"connection error: {type(e).__name__}: {e}") from None
+        except TransportError as e:  # refused/dropped connections, truncated or unparsable HTTP replies
+            raise _Transient(f"connection error: {e}") from None
         finally:
             self.pending -= 1
+        raw, status = reply.body, reply.status
+        retry_after = parse_retry_after(reply.headers.get("retry-after"))
         if status != 200:
             reason = f"HTTP {status}: {_error_text(raw)}"
             if status in RETRYABLE_STATUS or status >= 500:
@@ -299,7 +306,7 @@ class OpenAIChatModel:
 
     async def chat(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
                    seed: Optional[int] = None) -> tuple[Message, Usage]:
-        payload = json.dumps(self.request_body(messages, tools, seed), ensure_ascii=False).encode()
+        payload = self.request_payload(messages, tools, seed)
         prefix = f"call_{len(messages)}"  # ids for servers that omit them: unique within one conversation
         started = time.monotonic()
         try:  # fast path: most requests succeed at once, and tenacity costs ~0.1 ms per call

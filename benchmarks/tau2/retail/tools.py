@@ -126,8 +126,10 @@ def find_user_id_by_name_zip(db: Overlay, first_name, last_name, zip):
 
 
 def find_user_id_by_email(db: Overlay, email):
+    wanted = None
     for user_id, user in db.items("users"):
-        if user["email"].lower() == email.lower():
+        wanted = email.lower() if wanted is None else wanted  # once, but only once a record is read (as upstream)
+        if user["email"].lower() == wanted:
             return user_id
     raise ValueError("User not found")
 
