@@ -33,37 +33,20 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT.parent / "shared" / "tools"
-MOCK, CEILING = TOOLS / "mock_openai.py", TOOLS / "ceiling_load.py"
+from mock_endpoint import MOCK, ROOT, TOOLS, free_port, requests_seen, start_mock  # noqa: E402 - beside this file
+
+CEILING = TOOLS / "ceiling_load.py"
 POLL_S = 0.02
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
-def requests_seen(port: int) -> int:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=5) as r:
-        stats = json.load(r)
-    return sum(v for v in stats.values() if isinstance(v, int))
 
 
-def wait_up(port: int) -> None:
-    for _ in range(400):
-        try:
-            requests_seen(port)
-            return
-        except OSError:
-            time.sleep(0.025)
-    raise SystemExit(f"endpoint on port {port} did not start")
 
 
 def wait_port(port: int) -> None:
@@ -219,11 +202,8 @@ def main() -> int:
     steady_w = Workload("steady", args.steady_tasks, args.steady_trials)
     start_w = Workload("startup", args.startup_tasks, 1)
     print(f"before: {load_line()}", flush=True)
-    port = free_port()
-    mock = subprocess.Popen([sys.executable, str(MOCK), str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    mock, port = start_mock()
     try:
-        wait_up(port)
         with tempfile.TemporaryDirectory(prefix="bench-ceiling-") as tmp:
             scratch = Path(tmp)
             ENV["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")  # filled by the capture runs (unmeasured)

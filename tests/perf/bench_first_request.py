@@ -12,41 +12,20 @@ from cached bytecode (a scratch PYTHONPYCACHEPREFIX filled by an unmeasured warm
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-MOCK = ROOT.parent / "shared" / "tools" / "mock_openai.py"
+from mock_endpoint import ROOT, requests_seen, start_mock  # noqa: E402 - beside this file
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
-def requests_seen(port: int) -> int:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=2) as r:
-        stats = json.load(r)
-    return sum(v for v in stats.values() if isinstance(v, int)) if isinstance(stats, dict) else 0
 
 
-def wait_up(port: int) -> None:
-    for _ in range(400):
-        try:
-            requests_seen(port)
-            return
-        except OSError:
-            time.sleep(0.025)
-    raise SystemExit("mock endpoint did not start")
 
 
 # mua starts from cached bytecode, as an installed package does (pip compiles on install), even where the
@@ -90,11 +69,8 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     args = ap.parse_args()
-    port = free_port()
-    mock = subprocess.Popen([sys.executable, str(MOCK), str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    mock, port = start_mock()
     try:
-        wait_up(port)
         cache = tempfile.TemporaryDirectory(prefix="bench-first-request-pycache-")
         BYTECODE["PYTHONPYCACHEPREFIX"] = cache.name
         with tempfile.TemporaryDirectory() as out:

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-TOOLS = Path(__file__).resolve().parents[2].parent / "shared" / "tools"
+from mock_endpoint import start_mock  # beside this file
+
 RETAIL_TASKS = 114  # the retail test split; --trials T gives 114 * T episodes
 ENTRY = "import sys; from mua.harness.cli import main; sys.exit(main(sys.argv[1:]))"
 
@@ -38,27 +37,6 @@ def peak_rss_mb(argv: list[str]) -> tuple[float, float]:
     return usage.ru_maxrss / 1024, time.monotonic() - started
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_mock() -> tuple[subprocess.Popen, str]:
-    port = _free_port()
-    mock = subprocess.Popen([sys.executable, str(TOOLS / "mock_openai.py"), str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(f"{url}/stats", timeout=1).read()
-            return mock, f"{url}/v1"
-        except OSError:
-            time.sleep(0.1)
-    mock.kill()
-    raise SystemExit(f"bench_memory: the mock endpoint {TOOLS / 'mock_openai.py'} did not start")
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller large runs (10,032 gold, 5,016 mock episodes)")
@@ -72,7 +50,8 @@ def main() -> int:
             rss, wall = peak_rss_mb(["eval", "--benchmark", "tau2", "--subset", "retail", "--agent", "gold",
                                      "--trials", str(trials), "--no-progress", "--out", str(out)])
             rows.append(("gold agent, no endpoint", RETAIL_TASKS * trials, rss, wall))
-        mock, url = start_mock()
+        mock, port = start_mock()
+        url = f"http://127.0.0.1:{port}/v1"
         try:
             for trials in (args.small_trials, mock_large):
                 out = Path(tmp) / f"mock-{trials}"

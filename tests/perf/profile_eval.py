@@ -21,16 +21,13 @@ import argparse
 import json
 import os
 import pstats
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-MOCK = ROOT.parent / "shared" / "tools" / "mock_openai.py"
+from mock_endpoint import MOCK, ROOT, start_mock  # noqa: E402 - beside this file
 
 # The child: marks phases with wrappers (harness functions only), runs `mua eval`, optionally under cProfile.
 CHILD = r"""
@@ -84,20 +81,8 @@ sys.exit(code)
 """
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
-def wait_up(port: int) -> None:
-    for _ in range(400):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/stats", timeout=2).read()
-            return
-        except OSError:
-            time.sleep(0.025)
-    raise SystemExit("mock endpoint did not start")
 
 
 def eval_argv(port: int, tasks: int, trials: int, concurrency: int, out: str, data_dir: str) -> list[str]:
@@ -197,11 +182,8 @@ def main() -> int:
         return 2
     episodes = args.tasks * args.trials
     load = os.getloadavg()
-    port = free_port()
-    mock = subprocess.Popen([sys.executable, str(MOCK), str(port)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    mock, port = start_mock()
     try:
-        wait_up(port)
         with tempfile.TemporaryDirectory(prefix="profile-eval-") as tmp:
             scratch = Path(tmp)
             env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
