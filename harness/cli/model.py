@@ -15,7 +15,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("what", choices=("tiny",))
     p.add_argument("out_dir", help="checkpoint directory to write")
     p.add_argument("--seed", type=int, default=0, help="weights seed (same seed, byte-identical files)")
+    p.add_argument("--hidden-size", type=_positive, default=64, help="hidden size (default 64)")
+    p.add_argument("--heads", type=_positive, default=1,
+                   help="attention heads; hidden size / heads must be even (default 1; vLLM on CPU wants heads of "
+                        "at least 32)")
+    p.add_argument("--layers", type=_positive, default=2, help="transformer layers (default 2)")
     p.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         raise ConfigError(f'the tiny model needs torch and transformers ({e}): pip install -e ".[local]"') from None
 
-    path = build_tiny_checkpoint(args.out_dir, seed=args.seed)
+    path = build_tiny_checkpoint(args.out_dir, seed=args.seed, hidden_size=args.hidden_size,
+                                 heads=args.heads, layers=args.layers)
     print(f"tiny checkpoint written to {path}; try: mua eval --benchmark NAME --limit 2 "
           f"--agent-model {path} --user-model ... (scores will be near zero)")
     return 0

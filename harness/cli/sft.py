@@ -22,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-steps", type=int, default=-1, help="optimizer steps (overrides --epochs when > 0)")
     p.add_argument("--learning-rate", type=float, default=2e-5)
     p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (default 0, as TRL's)")
+    p.add_argument("--lr-scheduler", default="linear", choices=("linear", "cosine", "constant"),
+                   help="learning-rate schedule over the steps (default linear decay to 0, as TRL's)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
 
     losses = sft_train(args.policy, rows, args.output_dir, max_steps=args.max_steps, epochs=args.epochs,
                        learning_rate=args.learning_rate, batch_size=args.batch_size, seed=args.seed,
-                       progress=not args.no_progress)
+                       progress=not args.no_progress, lr_scheduler_type=args.lr_scheduler,
+                       weight_decay=args.weight_decay)
     print(f"trained on {len(rows)} episodes, {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}; "
           f"saved {args.output_dir}")
     return 0

@@ -100,12 +100,16 @@ def build_tiny_tokenizer():
     return tok
 
 
-def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0) -> Path:
-    """Write a tiny random causal LM (Qwen2 architecture, hidden 64, one head of 64, 2 layers) and its tokenizer to
-    ``out_dir``; returns the directory. Runs fully offline."""
+def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int = 64, heads: int = 1,
+                          layers: int = 2) -> Path:
+    """Write a tiny random causal LM (Qwen2 architecture; by default hidden 64, one head of 64, 2 layers) and its
+    tokenizer to ``out_dir``; returns the directory. Runs fully offline."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
+    if hidden_size % heads or (hidden_size // heads) % 2:
+        raise ConfigError(f"hidden size {hidden_size} must split into {heads} heads of an even size (rotary "
+                          "position embeddings pair the dimensions of a head)")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out} exists and is not a directory; name a new or existing directory to write the "
@@ -116,10 +120,11 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0) -> Path:
         raise ConfigError(f"cannot create the checkpoint directory {out}: {exc.strerror or exc}") from None
     tok = build_tiny_tokenizer()
     eos, pad = tok.convert_tokens_to_ids(IM_END), tok.convert_tokens_to_ids(PAD)
-    # One attention head of 64: vLLM's CPU attention rejects head sizes below 32 (head_dim 16 fails).
-    config = Qwen2Config(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=1, num_key_value_heads=1, max_position_embeddings=32768,
-                         tie_word_embeddings=True, eos_token_id=eos, pad_token_id=pad, bos_token_id=None)
+    # By default one attention head of 64: vLLM's CPU attention rejects head sizes below 32 (head_dim 16 fails).
+    config = Qwen2Config(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
+                         num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
+                         max_position_embeddings=32768, tie_word_embeddings=True, eos_token_id=eos,
+                         pad_token_id=pad, bos_token_id=None)
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config).to(torch.float32).eval()
     model.generation_config = GenerationConfig(eos_token_id=eos, pad_token_id=pad, do_sample=False)

@@ -36,16 +36,36 @@ def test_facts_come_only_from_the_user():
     bench = PackBenchmark(EXAMPLE)
     task = bench.load_tasks("tasks", "test")[0]
     facts = task.evaluation["actions"][0]["arguments"]
-    assert facts["name"] not in task.scenario["instructions"]["reason_for_call"]
-    ask = Message(role="assistant", content="What name, day and number of guests?")
+    assert facts["phone"] not in task.scenario["instructions"]["reason_for_call"]
+    ask = Message(role="assistant", content="What is your phone number, how many guests, and what time?")
     right = play(bench, task, ScriptedAgent([[ask], [booking(facts), Message(role="assistant", content="Booked.")]]))
     assert right.score.reward == 1.0
+    said = right.messages[3].content
+    assert said == f"Phone {facts['phone']}. {facts['guests']} guests. At {facts['hour']} pm."
     wrong = dict(facts, guests=facts["guests"] % 8 + 1)
     result = play(bench, task, ScriptedAgent([[ask], [booking(wrong), Message(role="assistant", content="Booked.")]]))
     assert result.score.reward == 0.0 and result.score.components == {"db": 0.0}
     # without asking, the user has nothing to answer and ends the conversation: nothing booked
     silent = play(bench, task, ScriptedAgent([[Message(role="assistant", content="Hello there.")]]))
     assert silent.score.reward == 0.0 and silent.messages[-1].content == "###STOP###"
+
+
+def test_the_user_says_only_what_is_asked():
+    bench = PackBenchmark(EXAMPLE)
+    tasks = bench.load_tasks("tasks", "train")
+    usual = [t for t in tasks if t.evaluation["actions"][0]["arguments"]["hour"] == 7]
+    other = [t for t in tasks if t.evaluation["actions"][0]["arguments"]["hour"] != 7]
+    assert 0.5 < len(usual) / len(tasks) < 0.75  # two customers in three want the usual 7 pm (generate.py)
+    two = Message(role="assistant", content="What is your phone number and how many guests?")
+    for task in (usual[0], other[0]):
+        facts = task.evaluation["actions"][0]["arguments"]
+        guess = dict(facts, hour=7)  # not asking for the time and booking 7 pm: right for the usual customers only
+        result = play(bench, task, ScriptedAgent([[two], [booking(guess), Message(role="assistant", content="Ok.")]]))
+        assert result.messages[3].content == f"Phone {facts['phone']}. {facts['guests']} guests."
+        assert result.score.reward == (1.0 if task in usual else 0.0)
+    # the reference conversations of the usual customers never ask for the time
+    gold = play(bench, usual[0], bench.gold_agent(usual[0]))
+    assert "time" not in gold.messages[2].content and gold.score.reward == 1.0
 
 
 def test_opening_only_user_stops_after_the_opening():

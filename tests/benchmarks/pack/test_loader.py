@@ -31,9 +31,9 @@ def test_example_loads(tmp_path):
     folder = pack_copy(tmp_path)
     assert len(load(folder, "train")) == 160 and len(load(folder, "test")) == 80
     spec = PackBenchmark(folder).start(load(folder, "test")[0]).env.agent_tools()[0]
-    assert spec.name == "book_table" and spec.parameters["required"] == ["name", "day", "guests"]
+    assert spec.name == "book_table" and spec.parameters["required"] == ["phone", "guests", "hour"]
     assert spec.parameters["properties"]["guests"]["type"] == "integer"
-    assert spec.parameters["properties"]["day"]["description"].startswith("the day of the week")
+    assert spec.parameters["properties"]["phone"]["description"].startswith("the customer's phone number")
 
 
 @pytest.mark.parametrize("change, message", [

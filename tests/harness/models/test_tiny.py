@@ -64,3 +64,17 @@ def test_output_path_that_is_a_file_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError, match="cannot create"):
         build_tiny_checkpoint(existing / "sub")
     assert existing.read_text() == "not a directory"
+
+
+def test_size_flags_and_a_size_that_cannot_split_into_heads(tmp_path, capsys):
+    import json
+
+    from mua.harness.cli import main
+
+    assert main(["model", "tiny", str(tmp_path / "m"), "--hidden-size", "96", "--heads", "3", "--layers", "1"]) == 0
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert (config["hidden_size"], config["num_attention_heads"], config["num_hidden_layers"]) == (96, 3, 1)
+    assert main(["model", "tiny", str(tmp_path / "n"), "--hidden-size", "64", "--heads", "3"]) == 2
+    assert "must split into 3 heads" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["model", "tiny", str(tmp_path / "o"), "--heads", "0"])
