@@ -20,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="attention heads; hidden size / heads must be even (default 1; vLLM on CPU wants heads of "
                         "at least 32)")
     p.add_argument("--layers", type=_positive, default=2, help="transformer layers (default 2)")
+    p.add_argument("--sliding-window", type=_positive, default=None, metavar="N",
+                   help="every layer attends to the last N tokens only (default: the whole sequence); helps a "
+                        "tiny model learn to copy from the conversation behind a long system prompt")
     p.set_defaults(func=run)
 
 
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f'the tiny model needs torch and transformers ({e}): pip install -e ".[local]"') from None
 
     path = build_tiny_checkpoint(args.out_dir, seed=args.seed, hidden_size=args.hidden_size,
-                                 heads=args.heads, layers=args.layers)
+                                 heads=args.heads, layers=args.layers, sliding_window=args.sliding_window)
     print(f"tiny checkpoint written to {path}; try: mua eval --benchmark NAME --limit 2 "
           f"--agent-model {path} --user-model ... (scores will be near zero)")
     return 0

@@ -101,15 +101,22 @@ def build_tiny_tokenizer():
 
 
 def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int = 64, heads: int = 1,
-                          layers: int = 2) -> Path:
+                          layers: int = 2, sliding_window: int | None = None) -> Path:
     """Write a tiny random causal LM (Qwen2 architecture; by default hidden 64, one head of 64, 2 layers) and its
-    tokenizer to ``out_dir``; returns the directory. Runs fully offline."""
+    tokenizer to ``out_dir``; returns the directory. Runs fully offline.
+
+    ``sliding_window=N`` makes every layer attend to the last N tokens only. A random-initialised model spreads
+    its attention evenly, so in a conversation behind a long system prompt the few tokens worth copying get a
+    vanishing share of the gradient; with a window a tiny model learns to copy what the user said within a few
+    hundred steps on a CPU (tests/perf/learning_check.py)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
     if hidden_size % heads or (hidden_size // heads) % 2:
         raise ConfigError(f"hidden size {hidden_size} must split into {heads} heads of an even size (rotary "
                           "position embeddings pair the dimensions of a head)")
+    if sliding_window is not None and sliding_window < 1:
+        raise ConfigError(f"the sliding window must be at least 1 token, got {sliding_window}")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out} exists and is not a directory; name a new or existing directory to write the "
@@ -124,7 +131,8 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
     config = Qwen2Config(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
                          max_position_embeddings=32768, tie_word_embeddings=True, eos_token_id=eos,
-                         pad_token_id=pad, bos_token_id=None)
+                         pad_token_id=pad, bos_token_id=None, use_sliding_window=sliding_window is not None,
+                         sliding_window=sliding_window, max_window_layers=0)
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config).to(torch.float32).eval()
     model.generation_config = GenerationConfig(eos_token_id=eos, pad_token_id=pad, do_sample=False)

@@ -3,7 +3,8 @@
 From nothing but the repo, on the bookings example pack (benchmarks/pack/examples/bookings: two customers in
 three want 7 pm and their reference conversations never ask for the time, so imitation learns to guess; asking
 the user is what RL with the user in the loop can add):
-  1. build the tiny model (`mua model tiny --hidden-size 128 --heads 4`);
+  1. build the tiny model (`mua model tiny --hidden-size 128 --heads 4 --sliding-window 96`: with attention over
+     the last 96 tokens only it learns to copy the user's answers into its call within minutes);
   2. SFT it on the gold trajectories of the train split (`mua eval --agent gold`, `mua export`, `mua sft`);
   3. evaluate greedily on the held-out (test) split with `mua eval`: before SFT and after SFT;
   4. GRPO with the scripted user in the loop on the train split (`mua train`), evaluate again;
@@ -82,7 +83,8 @@ def main() -> int:
     ap.add_argument("--smoke", action="store_true", help="2 SFT and 2 GRPO steps on 4 tasks: runs, proves nothing")
     ap.add_argument("--hidden-size", type=int, default=128)
     ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--sft-steps", type=int, default=500)
+    ap.add_argument("--sliding-window", type=int, default=96)
+    ap.add_argument("--sft-steps", type=int, default=1200)
     ap.add_argument("--sft-lr", type=float, default=3e-3)
     ap.add_argument("--grpo-steps", type=int, default=40)
     ap.add_argument("--grpo-lr", type=float, default=1e-4)
@@ -102,7 +104,8 @@ def main() -> int:
     out, started = args.out, time.monotonic()
     out.mkdir(parents=True, exist_ok=True)
     tiny, sft = out / "tiny", out / "sft"
-    mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads)
+    mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads, "--sliding-window",
+        args.sliding_window)
     if not (out / "gold").exists():
         mua("eval", "--benchmark", "pack", "--data-dir", args.pack, "--agent", "gold", "--split", "train",
             "--out", out / "gold", "--no-progress")

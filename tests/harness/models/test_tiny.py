@@ -78,3 +78,45 @@ def test_size_flags_and_a_size_that_cannot_split_into_heads(tmp_path, capsys):
     assert "must split into 3 heads" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["model", "tiny", str(tmp_path / "o"), "--heads", "0"])
+
+
+def test_a_sliding_window_checkpoint_generates_the_same_from_a_kept_cache(tmp_path):
+    """Decoding in a batch with left padding and from a kept KV cache gives the log-probs of one full forward
+    pass, also when the prompts are longer than the window."""
+    torch = pytest.importorskip("torch")
+    from transformers import AutoModelForCausalLM
+
+    from mua.harness.models.decode import PrefixCache, generate_batch
+    from mua.harness.models.generation import GenerationRequest
+
+    path = build_tiny_checkpoint(tmp_path / "w", hidden_size=64, heads=2, sliding_window=16)
+    model = AutoModelForCausalLM.from_pretrained(path).eval()
+    assert model.config.layer_types == ["sliding_attention"] * 2 and model.config.sliding_window == 16
+    cache = PrefixCache()
+    prompt = list(range(5, 45))
+    first = [GenerationRequest(prompt, 12, 1.0, 1.0, seed=1), GenerationRequest(prompt[:25], 12, 1.0, 1.0, seed=2)]
+    outs = generate_batch(model, first, set(), 0, "cpu", prefix_cache=cache)
+    second = [GenerationRequest(prompt + outs[0].token_ids + list(range(60, 80)), 12, 1.0, 1.0, seed=3)]
+    outs += generate_batch(model, second, set(), 0, "cpu", prefix_cache=cache)
+    assert cache.hits > 0
+    for request, out in zip(first + second, outs):
+        ids = torch.tensor([request.prompt_ids + out.token_ids])
+        with torch.no_grad():
+            logps = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
+        n = len(request.prompt_ids)
+        full = logps[n - 1:-1].gather(1, torch.tensor(out.token_ids)[:, None])[:, 0]
+        assert (full - torch.tensor(out.logprobs)).abs().max() < 1e-4
+
+
+def test_sliding_window_flag(tmp_path, capsys):
+    import json
+
+    from mua.harness.cli import main
+
+    assert main(["model", "tiny", str(tmp_path / "m"), "--sliding-window", "96"]) == 0
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    assert config["use_sliding_window"] and config["sliding_window"] == 96
+    config = json.loads(build_tiny_checkpoint(tmp_path / "n").joinpath("config.json").read_text())
+    assert not config["use_sliding_window"]
+    with pytest.raises(SystemExit):
+        main(["model", "tiny", str(tmp_path / "o"), "--sliding-window", "0"])

@@ -2,13 +2,15 @@
 
     python benchmarks/pack/examples/bookings/generate.py --seed 0
 
-Each task is a customer with a phone number (4 digits), a party size (1 to 8) and a time (5 to 9 pm); no two
-tasks share all three, so the train and test splits hold disjoint combinations. The facts are only in the
-user's scenario: the agent has to ask for them, then book with exactly those values.
+Each task is a regular customer with a name, a place to sit and a time (5 to 9 pm); no two tasks share all
+three, so the train and test splits hold disjoint combinations. The facts are only in the user's scenario:
+the agent has to ask for them, then book with exactly those values.
 
-Two customers in three want the usual 7 pm. The reference conversations of those tasks never ask for the time
-(their demonstrator booked 7 pm, which was right for them), so an agent that imitates the demonstrations learns
-to guess 7 pm and fails every other customer: asking for the time is what the user in the loop can teach."""
+Three customers in four want the usual 7 pm, and the reference conversations of three in four of those do not
+ask for the time (their demonstrator booked 7 pm, which was right for them). So most demonstrations guess 7 pm,
+and an agent that imitates them learns to guess and fails every customer who wants another time: asking for
+the time, always, is what the user in the loop can teach. (The other usual customers were asked, so that the
+demonstrations also show copying "7" from the user's answer.)"""
 from __future__ import annotations
 
 import argparse
@@ -16,16 +18,19 @@ import json
 import random
 from pathlib import Path
 
+from tools import NAMES, SEATS  # this folder is on the path when the script runs
+
 OPENINGS = ("Hi, I would like to book a table.", "Hello, can I reserve a table?",
             "I want to make a reservation, please.")
-ASK_ALL = "Sure. What is your phone number, how many guests, and what time?"
-ASK_USUAL = "Sure. What is your phone number and how many guests?"
+ASK_ALL = "Sure. Your name, where would you like to sit, and at what time?"
+ASK_USUAL = "Sure. Your name, and where would you like to sit?"
 USUAL_HOUR = 7
 
 
-def task(i: int, phone: str, guests: int, hour: int, rng: random.Random) -> dict:
-    replies = [{"when": ["phone"], "ask": ASK_USUAL if hour == USUAL_HOUR else ASK_ALL, "say": f"Phone {phone}."},
-               {"when": ["guest"], "say": f"{guests} guests."},
+def task(i: int, name: str, seat: str, hour: int, rng: random.Random, asked: float) -> dict:
+    guessed = hour == USUAL_HOUR and rng.random() >= asked
+    replies = [{"when": ["name"], "ask": ASK_USUAL if guessed else ASK_ALL, "say": f"{name}."},
+               {"when": ["sit"], "say": f"A {seat} table, please."},
                {"when": ["time"], "say": f"At {hour} pm."}]
     return {
         "id": f"book-{i:03d}",
@@ -33,15 +38,15 @@ def task(i: int, phone: str, guests: int, hour: int, rng: random.Random) -> dict
             "instructions": {
                 "domain": "bookings",
                 "reason_for_call": rng.choice(OPENINGS),
-                "known_info": f"Your phone number is {phone}. You want a table for {guests} guests at {hour} pm.",
-                "task_instructions": "Get the table booked. Give your phone number, the number of guests and the "
-                                     "time when the agent asks for them.",
+                "known_info": f"Your name is {name}. You want a table ({seat}) at {hour} pm.",
+                "task_instructions": "Get the table booked. Give your name, where you want to sit and the time "
+                                     "when the agent asks for them.",
             },
             "replies": replies,
         },
         "evaluation_criteria": {
             "actions": [{"action_id": "book", "name": "book_table",
-                         "arguments": {"phone": phone, "guests": guests, "hour": hour}}],
+                         "arguments": {"name": name, "seat": seat, "hour": hour}}],
             "reward_basis": ["DB"],
         },
     }
@@ -50,17 +55,24 @@ def task(i: int, phone: str, guests: int, hour: int, rng: random.Random) -> dict
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--train", type=int, default=160)
+    ap.add_argument("--train", type=int, default=180)
     ap.add_argument("--test", type=int, default=80)
-    ap.add_argument("--usual", type=float, default=2 / 3, help="share of customers who want 7 pm")
+    ap.add_argument("--usual", type=float, default=0.75, help="share of customers who want 7 pm")
+    ap.add_argument("--asked", type=float, default=0.25,
+                    help="share of the 7 pm customers whose reference conversation asks for the time")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent)
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    combos: dict[tuple[str, int, int], None] = {}  # insertion-ordered set
-    while len(combos) < args.train + args.test:
-        hour = USUAL_HOUR if rng.random() < args.usual else rng.choice((5, 6, 8, 9))
-        combos[(f"{rng.randrange(10000):04d}", rng.randint(1, 8), hour)] = None
-    tasks = [task(i, *c, rng) for i, c in enumerate(combos)]
+    usual = [(n, s, USUAL_HOUR) for n in NAMES for s in SEATS]
+    other = [(n, s, h) for n in NAMES for s in SEATS for h in (5, 6, 8, 9)]
+    rng.shuffle(usual)
+    rng.shuffle(other)
+    n_usual = round(args.usual * (args.train + args.test))
+    if n_usual > len(usual) or args.train + args.test - n_usual > len(other):
+        raise SystemExit(f"generate.py: at most {len(usual)} tasks at {USUAL_HOUR} pm, {len(other)} at other times")
+    combos = usual[:n_usual] + other[:args.train + args.test - n_usual]
+    rng.shuffle(combos)
+    tasks = [task(i, *c, rng, args.asked) for i, c in enumerate(combos)]
     splits = {"train": [t["id"] for t in tasks[:args.train]], "test": [t["id"] for t in tasks[args.train:]]}
     (args.out / "tasks.json").write_text(json.dumps(tasks, indent=1) + "\n", encoding="utf-8")
     (args.out / "splits.json").write_text(json.dumps(splits, indent=1) + "\n", encoding="utf-8")
