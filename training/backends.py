@@ -182,7 +182,7 @@ def reload_weights_on_cpu(vllm_generation) -> None:
 
     def sync_weights(self) -> None:
         runner = self.llm.llm_engine.model_executor.driver_worker.model_runner
-        runner.reload_weights(weights_iterator=((name, param) for name, param in self._iter_named_params()))
+        runner.reload_weights(weights_iterator=self._iter_named_params())
         self.llm.reset_prefix_cache()
 
     vllm_generation.sync_weights = types.MethodType(sync_weights, vllm_generation)

@@ -1,8 +1,8 @@
 """The learning check: does GRPO with the user in the loop raise a HELD-OUT score over an SFT cold start?
 
-From nothing but the repo, on the bookings example pack (benchmarks/pack/examples/bookings: two customers in
-three want 7 pm and their reference conversations never ask for the time, so imitation learns to guess; asking
-the user is what RL with the user in the loop can add):
+From nothing but the repo, on the bookings example pack (benchmarks/pack/examples/bookings: three customers in
+four want 7 pm and most of their reference conversations do not ask for the time, so imitation learns to guess;
+asking the user is what RL with the user in the loop can add):
   1. build the tiny model (`mua model tiny --hidden-size 128 --heads 4 --sliding-window 96`: with attention over
      the last 96 tokens only it learns to copy the user's answers into its call within minutes);
   2. SFT it on the gold trajectories of the train split (`mua eval --agent gold`, `mua export`, `mua sft`);
