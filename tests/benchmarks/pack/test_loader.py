@@ -29,7 +29,7 @@ def load(folder: Path, split=None):
 
 def test_example_loads(tmp_path):
     folder = pack_copy(tmp_path)
-    assert len(load(folder, "train")) == 180 and len(load(folder, "test")) == 80
+    assert len(load(folder, "train")) == 800 and len(load(folder, "test")) == 80
     spec = PackBenchmark(folder).start(load(folder, "test")[0]).env.agent_tools()[0]
     assert spec.name == "book_table" and spec.parameters["required"] == ["name", "seat", "hour"]
     assert spec.parameters["properties"]["hour"]["type"] == "integer"
@@ -104,6 +104,6 @@ def test_split_errors(tmp_path):
     (folder / "splits.json").unlink()
     with pytest.raises(ConfigError, match="no splits.json.*--all-tasks"):
         load(folder, "test")
-    assert len(load(folder)) == 260
+    assert len(load(folder)) == 880
     with pytest.raises(ConfigError, match="one subset, 'tasks'"):
         PackBenchmark(folder).load_tasks("retail")

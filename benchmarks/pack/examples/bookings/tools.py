@@ -2,9 +2,17 @@
 
 # The restaurant's regular customers and where they can sit (generate.py draws the tasks from these)
 NAMES = ("Anna", "Ben", "Clara", "David", "Emma", "Felix", "Grace", "Hugo", "Iris", "Jack", "Lena", "Mateo",
-         "Nora", "Oscar", "Paula", "Ruben", "Sofia", "Tom", "Vera", "Yusuf", "Zoe", "Kofi", "Mei", "Priya",
-         "Omar", "Elena", "Lucas", "Hana", "Ivan", "Julia", "Kenji", "Laura", "Marco", "Nadia", "Pablo", "Rosa",
-         "Samir", "Tara", "Viktor", "Wendy")
+         "Nora", "Oscar", "Paula", "Ruben", "Sofia", "Tom", "Vera", "Yusuf", "Zoe", "Kofi", "Mei", "Priya", "Omar",
+         "Elena", "Lucas", "Hana", "Ivan", "Julia", "Kenji", "Laura", "Marco", "Nadia", "Pablo", "Rosa", "Samir",
+         "Tara", "Viktor", "Wendy", "Aaron", "Bianca", "Carlos", "Dana", "Eric", "Fatima", "Gustav", "Helen",
+         "Isaac", "Jana", "Karl", "Lily", "Max", "Nina", "Otto", "Petra", "Quinn", "Rita", "Simon", "Tina", "Umar",
+         "Vivian", "Walter", "Xenia", "Yara", "Zane", "Alma", "Boris", "Chloe", "Dmitri", "Edith", "Frank",
+         "Gloria", "Hassan", "Ines", "Jonas", "Kira", "Leon", "Maya", "Nils", "Olga", "Pedro", "Rahul", "Sara",
+         "Theo", "Una", "Vito", "Willa", "Axel", "Bruno", "Cora", "Dario", "Elsa", "Fiona", "Gino", "Hilda",
+         "Ilse", "Jorge", "Kai", "Luca", "Mira", "Noah", "Odile", "Paolo", "Rina", "Sven", "Tomas", "Ugo", "Vlad",
+         "Wanda", "Yoko", "Amir", "Bea", "Cyril", "Dora", "Emil", "Flora", "Gabe", "Heidi", "Igor", "Joy", "Kurt",
+         "Lars", "Mona", "Ned", "Orla", "Piet", "Rhea", "Saul", "Teo", "Uma", "Ada", "Basil", "Celia", "Dean",
+         "Enzo", "Faye", "Glen", "Hugh", "Ivy")
 SEATS = ("window", "terrace", "garden", "bar", "booth")
 
 
