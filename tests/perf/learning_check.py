@@ -1,11 +1,12 @@
 """The learning check: does GRPO with the user in the loop raise a HELD-OUT score over an SFT cold start?
 
 From nothing but the repo, on the bookings example pack (benchmarks/pack/examples/bookings: three customers in
-four want 7 pm and their reference conversations do not ask for the time, so imitation learns to guess; asking
-the user, and copying exactly what they say, is what RL with the user in the loop can add):
+four want 7 pm and most of their reference conversations do not ask for the time, so imitation learns to guess;
+asking the user is what RL with the user in the loop can add):
   1. build the tiny model (`mua model tiny --hidden-size 128 --heads 4 --sliding-window 96`: with attention over
      the last 96 tokens only it learns to copy the user's answers into its call within minutes);
-  2. SFT it on the gold trajectories of the train split (`mua eval --agent gold`, `mua export`, `mua sft`);
+  2. SFT it on the gold trajectories of the train split (`mua eval --agent gold`, `mua export`, `mua sft`; the
+     learning rate decays to zero, so that the SFT policy asks about as often as the demonstrations do);
   3. evaluate greedily on the held-out (test) split with `mua eval`: before SFT and after SFT;
   4. GRPO with the scripted user in the loop on the train split (`mua train`), evaluate again;
   5. ablation: the same GRPO run with the user out of the loop (it says its opening only), evaluate again.
@@ -93,7 +94,7 @@ def main() -> int:
     ap.add_argument("--sliding-window", type=int, default=96)
     ap.add_argument("--sft-steps", type=int, default=1200)
     ap.add_argument("--sft-lr", type=float, default=3e-3)
-    ap.add_argument("--sft-lr-scheduler", default="constant", choices=("constant", "linear", "cosine"))
+    ap.add_argument("--sft-lr-scheduler", default="linear", choices=("constant", "linear", "cosine"))
     ap.add_argument("--grpo-steps", type=int, default=40)
     ap.add_argument("--grpo-lr", type=float, default=2e-4)
     ap.add_argument("--group", type=int, default=8)

@@ -6,11 +6,11 @@ Each task is a regular customer with a name, a place to sit and a time (5 to 9 p
 three, so the train and test splits hold disjoint combinations. The facts are only in the user's scenario:
 the agent has to ask for them, then book with exactly those values.
 
-Three customers in four want the usual 7 pm, and their reference conversations do not ask for the time
-(their demonstrator booked 7 pm, which was right for them). So most demonstrations guess 7 pm, and an agent
-that imitates them learns to guess and fails every customer who wants another time: asking for the time,
-always, is what the user in the loop can teach. The other customers' conversations ask, so the
-demonstrations also teach copying the time from the user's answer. The train split is large (800 tasks over
+Three customers in four want the usual 7 pm, and the reference conversations of most of those (85%) do not ask
+for the time (their demonstrator booked 7 pm, which was right for them). So most demonstrations guess 7 pm,
+and an agent that imitates them learns to guess and fails every customer who wants another time: asking for
+the time, always, is what the user in the loop can teach. The other conversations ask, so the demonstrations
+also teach copying the time from the user's answer (7 pm included). The train split is large (800 tasks over
 140 customers): on 180 tasks over 40 customers the tiny model of tests/perf/learning_check.py did not learn to
 copy a time other than 7 pm."""
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--train", type=int, default=800)
     ap.add_argument("--test", type=int, default=80)
     ap.add_argument("--usual", type=float, default=0.75, help="share of customers who want 7 pm")
-    ap.add_argument("--asked", type=float, default=0.0,
+    ap.add_argument("--asked", type=float, default=0.15,
                     help="share of the 7 pm customers whose reference conversation asks for the time")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent)
     args = ap.parse_args()
