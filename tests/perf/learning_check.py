@@ -48,18 +48,22 @@ def held_out(ckpt: Path, out: Path, args) -> Path:
     return run
 
 
+def episodes(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
+
+
 def per_task(run: Path) -> dict[str, float]:
+    """Pass (1.0) or fail (0.0) per task; an errored or unscored episode is left out, as `mua leaderboard` does."""
     from mua.harness.stats import is_success
 
-    rows = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
-    return {r["task_id"]: float(is_success(r["reward"])) for r in rows if not r.get("error")}
+    return {r["task_id"]: float(is_success(r["reward"])) for r in episodes(run)
+            if not r.get("error") and r.get("reward") is not None}
 
 
 def asked_for_the_time(run: Path) -> int:
     """Episodes in which the agent asked for the time: what the bookings pack's imitation does not learn."""
-    rows = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines()]
     return sum(any(m["role"] == "assistant" and "time" in (m.get("content") or "") for m in r.get("messages") or [])
-               for r in rows)
+               for r in episodes(run))
 
 
 def estimate(run: Path):
@@ -139,12 +143,15 @@ def report(runs: dict[str, Path], out: Path, started: float) -> int:
     for name, run in runs.items():
         e = estimate(run)
         figures[name] = e
+        left_out = len(episodes(run)) - e.n
         print(f"  {name:34} {100 * e.value:5.1f} [{100 * e.low:5.1f}, {100 * e.high:5.1f}] n={e.n}   "
-              f"asked for the time in {asked_for_the_time(run)}")
+              f"asked for the time in {asked_for_the_time(run)}"
+              + (f"   LEFT OUT: {left_out} errored or unscored" if left_out else ""))
     sft, rl = per_task(runs["after SFT"]), per_task(runs["after GRPO"])
     common = sorted(set(sft) & set(rl))
     test = paired_bootstrap([[rl[t] - sft[t] for t in common]], seed=0)
-    print(f"  GRPO - SFT (paired): {100 * test.delta:+.1f} points [{100 * test.low:+.1f}, {100 * test.high:+.1f}]")
+    print(f"  GRPO - SFT (paired): {100 * test.delta:+.1f} points [{100 * test.low:+.1f}, {100 * test.high:+.1f}] "
+          f"over {len(common)} tasks")
     ablation = runs.get("after GRPO, user out of the loop")
     if ablation is not None:
         no_user = per_task(ablation)
@@ -174,7 +181,8 @@ def plot(runs: dict, figures: dict, out: Path) -> None:
             rows = [json.loads(line) for line in path.read_text().splitlines()]
             left.plot([r["step"] for r in rows], [r.get("reward") for r in rows], ".-", label=name)
     left.set(xlabel="GRPO step", ylabel="batch mean reward (sampled)", title="training reward", ylim=(-0.05, 1.05))
-    left.legend()
+    if left.lines:
+        left.legend()
     names = list(figures)
     right.errorbar(range(len(names)), [figures[n].value for n in names],
                    yerr=[[figures[n].value - figures[n].low for n in names],

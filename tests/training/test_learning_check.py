@@ -32,9 +32,10 @@ def test_smoke_runs_end_to_end(tmp_path):
     assert len((tmp_path / "grpo" / "metrics.jsonl").read_text().splitlines()) == 2
 
 
-def fake_run(folder: Path, passes: list[int]) -> Path:
+def fake_run(folder: Path, passes: list) -> Path:
     folder.mkdir()
-    rows = [{"task_id": f"t{i}", "reward": float(p), "error": None} for i, p in enumerate(passes)]
+    rows = [{"task_id": f"t{i}", "reward": None if p is None else float(p), "error": None}
+            for i, p in enumerate(passes)]
     (folder / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return folder
 
@@ -48,3 +49,17 @@ def test_verdict_passes_only_on_a_paired_gain(tmp_path, capsys):
     assert "+50.0 points" in capsys.readouterr().out
     assert check.report({"after SFT": sft, "after GRPO": same}, tmp_path, time.monotonic()) == 1
     assert "verdict: FAIL" in capsys.readouterr().out
+
+
+def test_unscored_and_errored_episodes_are_left_out_and_flagged(tmp_path, capsys):
+    check = load_script()
+    sft = fake_run(tmp_path / "sft", [1] * 10 + [0] * 30)
+    grpo = fake_run(tmp_path / "grpo", [1] * 30 + [0] * 8 + [None] * 2)  # two unknown rewards: not failures
+    rows = (grpo / "episodes.jsonl").read_text().splitlines()
+    rows[0] = json.dumps({"task_id": "t0", "reward": 0.0, "error": "endpoint down"})
+    (grpo / "episodes.jsonl").write_text("\n".join(rows) + "\n")
+    assert set(check.per_task(grpo)) == {f"t{i}" for i in range(1, 38)}
+    assert check.report({"after SFT": sft, "after GRPO": grpo}, tmp_path, time.monotonic()) == 0
+    out = capsys.readouterr().out
+    assert "n=37" in out and "LEFT OUT: 3 errored or unscored" in out and "over 37 tasks" in out
+    assert "  after SFT" in out and out.count("LEFT OUT") == 1

@@ -20,7 +20,7 @@ import json
 import random
 from pathlib import Path
 
-from tools import NAMES, SEATS  # this folder is on the path when the script runs
+from tools import HOURS, NAMES, SEATS  # this folder is on the path when the script runs
 
 OPENINGS = ("Hi, I would like to book a table.", "Hello, can I reserve a table?",
             "I want to make a reservation, please.")
@@ -66,7 +66,7 @@ def main() -> None:
     args = ap.parse_args()
     rng = random.Random(args.seed)
     usual = [(n, s, USUAL_HOUR) for n in NAMES for s in SEATS]
-    other = [(n, s, h) for n in NAMES for s in SEATS for h in (5, 6, 8, 9)]
+    other = [(n, s, h) for n in NAMES for s in SEATS for h in HOURS if h != USUAL_HOUR]
     rng.shuffle(usual)
     rng.shuffle(other)
     n_usual = round(args.usual * (args.train + args.test))
@@ -74,7 +74,7 @@ def main() -> None:
         raise SystemExit(f"generate.py: at most {len(usual)} tasks at {USUAL_HOUR} pm, {len(other)} at other times")
     combos = usual[:n_usual] + other[:args.train + args.test - n_usual]
     rng.shuffle(combos)
-    tasks = [task(i, *c, rng, args.asked) for i, c in enumerate(combos)]
+    tasks = [task(i, name, seat, hour, rng, args.asked) for i, (name, seat, hour) in enumerate(combos)]
     splits = {"train": [t["id"] for t in tasks[:args.train]], "test": [t["id"] for t in tasks[args.train:]]}
     lines = ",\n".join(json.dumps(t) for t in tasks)  # one task per line: a readable diff, a smaller file
     (args.out / "tasks.json").write_text(f"[\n{lines}\n]\n", encoding="utf-8")

@@ -14,6 +14,7 @@ NAMES = ("Anna", "Ben", "Clara", "David", "Emma", "Felix", "Grace", "Hugo", "Iri
          "Lars", "Mona", "Ned", "Orla", "Piet", "Rhea", "Saul", "Teo", "Uma", "Ada", "Basil", "Celia", "Dean",
          "Enzo", "Faye", "Glen", "Hugh", "Ivy")
 SEATS = ("window", "terrace", "garden", "bar", "booth")
+HOURS = (5, 6, 7, 8, 9)  # pm
 
 
 def book_table(db, name: str, seat: str, hour: int) -> dict:
@@ -28,7 +29,7 @@ def book_table(db, name: str, seat: str, hour: int) -> dict:
         raise ValueError("no regular customer has that name")
     if seat not in SEATS:
         raise ValueError("seat must be one of: " + ", ".join(SEATS))
-    if not isinstance(hour, int) or isinstance(hour, bool) or not 5 <= hour <= 9:
+    if not isinstance(hour, int) or isinstance(hour, bool) or hour not in HOURS:
         raise ValueError("hour must be an integer from 5 to 9")
     booking_id = f"B{sum(1 for _ in db.keys('bookings')) + 1}"
     record = {"booking_id": booking_id, "name": name, "seat": seat, "hour": hour}
