@@ -2,12 +2,13 @@
 loses the rest of the file.
 
 Lines are read as bytes and decoded one by one, so invalid UTF-8 spoils only its own line. A line that cannot
-be parsed (not UTF-8, not JSON, NaN/Infinity, an integer too long to convert, nesting too deep) raises
-:class:`BadLine` with a one-line reason.
+be parsed (not UTF-8, not JSON, NaN/Infinity, a number that overflows to infinity, an integer too long to
+convert, nesting too deep) raises :class:`BadLine` with a one-line reason.
 """
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -20,6 +21,13 @@ def _reject_constant(name: str) -> Any:
     raise BadLine(f"{name} is not valid JSON")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e309 parses to infinity, which no reader of a score or a count can use
+        raise BadLine(f"number {text[:40]} is too large to represent")
+    return value
+
+
 def loads_line(raw: bytes | str, *, strict: bool = True) -> Any:
     """One JSON value from one line, or BadLine with the reason. ``strict=False`` lets NaN and Infinity
     through (as floats), for readers that report them as bad values with more context."""
@@ -29,7 +37,9 @@ def loads_line(raw: bytes | str, *, strict: bool = True) -> Any:
         except UnicodeDecodeError as e:
             raise BadLine(f"line is not valid UTF-8 (byte {e.start})") from None
     try:
-        return json.loads(raw, parse_constant=_reject_constant) if strict else json.loads(raw)
+        if strict:
+            return json.loads(raw, parse_constant=_reject_constant, parse_float=_finite_float)
+        return json.loads(raw)
     except BadLine:
         raise
     except RecursionError:

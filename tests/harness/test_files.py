@@ -1,0 +1,51 @@
+"""harness.files: whole JSON files that are damaged or hostile give one DataError line naming the file."""
+import pytest
+
+from mua.harness.errors import DataError
+from mua.harness.files import field, read_json, read_text
+
+HOSTILE = {
+    "syntax": b'{"a": ',
+    "deep": b"[" * 10_000 + b"]" * 10_000,
+    "huge_int": b'{"a": ' + b"9" * 5000 + b"}",
+    "overflow": b'{"reward": 1e309}',
+    "nan": b'{"reward": NaN}',
+    "undecodable": b'{"a": "\xff\xfe"}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_json_is_one_line_naming_the_file(tmp_path, name):
+    path = tmp_path / "config.json"
+    path.write_bytes(HOSTILE[name])
+    with pytest.raises(DataError) as e:
+        read_json(path, what="run config")
+    message = str(e.value)
+    assert str(path) in message and "\n" not in message
+
+
+def test_missing_folder_and_wrong_top_level(tmp_path):
+    with pytest.raises(DataError, match="does not exist"):
+        read_json(tmp_path / "nope.json")
+    with pytest.raises(DataError, match="is a folder"):
+        read_json(tmp_path)
+    (tmp_path / "a.json").write_text("[1]")
+    with pytest.raises(DataError, match="expected an object at the top, found a list"):
+        read_json(tmp_path / "a.json", expect=dict)
+    (tmp_path / "t.md").write_bytes(b"\xff")
+    with pytest.raises(DataError, match="not valid UTF-8"):
+        read_text(tmp_path / "t.md")
+
+
+def test_field_types():
+    rec = {"agent": "x", "tasks": 5, "flag": True, "n": None}
+    assert field(rec, "tasks", int, where="w") == 5
+    assert field(rec, "tasks", float, where="w") == 5
+    assert field(rec, "missing", str, where="w", default="d") == "d"
+    assert field(rec, "n", int, where="w", nullable=True) is None
+    with pytest.raises(DataError, match="field 'agent' should be an object, found a string"):
+        field(rec, "agent", dict, where="w")
+    with pytest.raises(DataError, match="field 'flag' should be an integer, found true or false"):
+        field(rec, "flag", int, where="w")
+    with pytest.raises(DataError, match="field 'missing' is missing"):
+        field(rec, "missing", int, where="w")
