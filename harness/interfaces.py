@@ -156,6 +156,19 @@ class Benchmark(ABC):
                 lines.append(f"{name}: {value:g}")
         return lines
 
+    def describe_task(self, task: Task) -> dict[str, Any]:
+        """The task's ground truth for people (``mua view``): titled sections, each a string or JSON-like value,
+        in the order shown, e.g. the user's instructions and the expected actions. This default shows the
+        task's scenario and evaluation records as they are; adapters override it with readable sections."""
+        sections = {"scenario": task.scenario, "evaluation": task.evaluation}
+        return {title: value for title, value in sections.items() if value not in (None, "", [], {})}
+
+    def end_state_diff(self, task: Task, messages: list[Message]) -> Optional[list[dict]]:
+        """Where the end state of the episode ``messages`` (replayed in a fresh environment) differs from the end
+        state the task's gold actions produce: ``[{"path", "episode", "gold"}]``, empty when they are equal.
+        None for a benchmark without a database to compare (the default)."""
+        return None
+
     @abstractmethod
     def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         """Tasks of one subset (and split); raises DataError naming the missing or bad file. Every data file

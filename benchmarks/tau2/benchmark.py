@@ -13,7 +13,7 @@ from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task, task_context
 from mua.harness.users import SimulatedUser
 
-from . import gold, official, scoring
+from . import gold, ground_truth, official, scoring
 from .domain import Tau2Domain
 from .environment import Tau2Environment
 from .judge import judge_nl_assertions
@@ -211,6 +211,13 @@ class Tau2Benchmark(Benchmark):
                 lines.append(f"NL assertion not met: {result.get('nl_assertion')}: {result.get('justification', '')}")
         lines += [f"{name}: not computed (no judge model), reward unknown" for name in info.get("skipped") or []]
         return lines or super().explain(components, info)
+
+    # -- ground truth for people (mua view) ------------------------------------------------------------------
+    def describe_task(self, task: Task) -> dict[str, Any]:
+        return ground_truth.describe_task(task)
+
+    def end_state_diff(self, task: Task, messages: list[Message]) -> Optional[list[dict]]:
+        return ground_truth.end_state_diff(self._domain(task), task, messages)
 
     # -- official results -----------------------------------------------------------------------------------
     def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
