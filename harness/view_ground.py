@@ -47,7 +47,7 @@ class GroundTruth:
         if not isinstance(name, str) or not name:
             return None, "no ground truth: config.json names no benchmark"
         try:
-            where = Path(data_dir) if data_dir is not None else resolve_data_dir(None)
+            where = resolve_data_dir(None if data_dir is None else str(data_dir))  # a named one must exist
             return cls(open_benchmark(name, where), config), None
         except (MuaError, ImportError, OSError) as e:
             return None, f"no ground truth (task instructions, expected actions, database difference): {_failure(e)}"
