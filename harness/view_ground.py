@@ -113,7 +113,8 @@ class GroundTruth:
             if turn not in tools:
                 tools[turn] = self._blob([t.to_openai() for t in spec.env.agent_tools(turn)])
             replies.append([i, position[i], tools[turn]])
-        agent = self.config.get("agent") if isinstance(self.config.get("agent"), dict) else {}
+        recorded = self.config.get("agent")
+        agent: dict = recorded if isinstance(recorded, dict) else {}
         seed = row.get("seed") if agent.get("seed", True) else None
         return {"system": self._blob(spec.system_prompt) if spec.system_prompt else None, "model": agent.get("name"),
                 "params": agent.get("params") or {}, "seed": seed, "seen": seen, "replies": replies}

@@ -110,7 +110,8 @@ class _Handler(BaseHTTPRequestHandler):
             if url.path == "/":
                 self._send(200, self.server.page(), "text/html; charset=utf-8")
             elif url.path == "/payload.json":
-                body = self.server.payload((parse_qs(url.query).get("v") or [None])[0])
+                known = parse_qs(url.query).get("v")
+                body = self.server.payload(known[0] if known else None)
                 self._send(204) if body is None else self._send(200, body, "application/json")
             else:
                 self._send(404, b"not found\n")

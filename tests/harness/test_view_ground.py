@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+from pathlib import Path
 
 from mua.harness.interfaces import Benchmark
 from mua.harness.models.openai_client import OpenAIChatModel
@@ -15,7 +17,7 @@ from mua.harness.runner import agent_view
 from mua.harness.types import Message
 from mua.harness.view import build_payload, load_source, write_view
 from mua.harness.view_ground import GroundTruth
-from tests.helpers.browser import dump_dom
+from tests.helpers.browser import dump_dom, screenshot
 from tests.helpers.view_runs import BASELINES, write_failed_tau2_run, write_run
 from tests.harness.test_view import _unpack
 
@@ -35,7 +37,7 @@ def test_failed_tau2_episode_shows_headline_expected_actions_and_database_differ
     assert "t = run on a task selection" in panel
     detail = _detail(dom)
     assert 'data-loaded="1"' in detail
-    assert "reason for call: You want to cancel your upcoming flights within reservation IDs XEHM4B and 59XX6W" in detail
+    assert "reason for call: You want to cancel your upcoming flights within reservation IDs XEHM4B" in detail
     actions = detail[detail.index('data-section="expected actions"'):]
     assert 'update_reservation_flights({"cabin": "business"' in actions
     assert 'cancel_reservation({"reservation_id": "59XX6W"})' in actions
@@ -46,6 +48,9 @@ def test_failed_tau2_episode_shows_headline_expected_actions_and_database_differ
     assert "reservations/XEHM4B/payment_history[1]/amount" in cells
     passed = _detail(dump_dom(page, "ep=0"))
     assert "identical to the gold end state" in passed and 'class="diff"' not in passed
+    shot = screenshot(page, Path(os.environ.get("MUA_VIEW_SCREENSHOT") or tmp_path / "view.png"), "ep=1",
+                      size=(1400, 900))  # MUA_VIEW_SCREENSHOT=docs/view.png: the README's picture
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_end_state_diff_of_the_adapter(data_dir):
