@@ -6,7 +6,10 @@ and score detail is gzipped and base64-encoded separately and only decoded when 
 ``<``, ``>``, ``&``, U+2028/2029 and lone surrogates escaped, and the page renders it with ``textContent``.
 
 Explanations (why an episode scored what it scored) come from the adapter's ``Benchmark.explain`` reading
-the stored row; when the adapter is not installed, the generic default names the failed components.
+the stored row; when the adapter is not installed, the generic default names the failed components. A run
+also gets its headline panel (view_headline: the leaderboard's cells) and, with the benchmark's data at hand,
+each task's ground truth, the end-state difference and each turn's request (view_ground). A folder is a run
+or a training output by what it holds (``source_kind``). view_watch serves the page while a run goes on.
 """
 from __future__ import annotations
 

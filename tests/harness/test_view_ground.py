@@ -108,3 +108,16 @@ def test_compare_page_fits_1400_px(tmp_path):
     dom = dump_dom(page, "ep=0", size=(1400, 900))
     assert 'data-hscroll="0"' in dom
     assert "reward B" in dom and "tokens B" in dom  # the second run's columns are there, not cut off
+
+
+def test_the_agent_view_of_a_request_hides_the_users_own_tool_calls():
+    from mua.harness.view_ground import _seen
+
+    call = {"id": "u0", "type": "function", "function": {"name": "toggle_airplane_mode", "arguments": "{}"}}
+    rows = [{"role": "assistant", "content": "Hi"}, {"role": "user", "content": None, "tool_calls": [call]},
+            {"role": "tool", "content": "OFF", "tool_call_id": "u0"},
+            {"role": "user", "content": "done, and again", "tool_calls": [dict(call, id="u1")]},
+            {"role": "tool", "content": "ON", "tool_call_id": "u1"}, {"role": "assistant", "content": "ok"}]
+    messages = [Message.from_dict(m) for m in rows]
+    assert _seen(messages) == [[0, False], [3, True], [5, False]]  # what runner.agent_view sends, by index
+    assert [m.content for m in agent_view(messages)] == ["Hi", "done, and again", "ok"]

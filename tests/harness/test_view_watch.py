@@ -88,3 +88,19 @@ def test_watch_flags_are_checked_in_one_line(tmp_path, capsys):
     assert main(["view", str(run), "--watch", "--out", str(tmp_path / "x.html")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "--port must be between" in err[0] and "drop --out" in err[1]
+
+
+def test_a_watched_training_output_gains_samples(tmp_path):
+    from tests.harness.test_view_training import _sample, write_training_output
+
+    out = write_training_output(tmp_path)
+    server = WatchServer([out], port=0)
+    try:
+        first = json.loads(server.payload(None))
+        assert len(first["rows"]) == 6 and server.payload(str(first["watch"]["version"])) is None
+        (out / "samples" / "step-11.0.jsonl").write_text(json.dumps(_sample("easy/0", 1.0, True)) + "\n")
+        later = json.loads(server.payload(str(first["watch"]["version"])))
+        assert len(later["rows"]) == 7 and later["rows"][-1]["subset"] == 11
+        assert [s["step"] for s in later["runs"][0]["steps"]] == [2, 9, 10, 11]
+    finally:
+        server.server_close()
