@@ -23,6 +23,8 @@ from .types import Message, Task
 
 
 def _failure(e: Exception) -> str:
+    if isinstance(e, KeyError) and e.args:
+        return str(e.args[0])
     return str(e) if isinstance(e, MuaError) else f"{type(e).__name__}: {e}"
 
 
@@ -35,7 +37,7 @@ class GroundTruth:
         self.config = config
         self.blobs: list[Any] = []
         self._blob_ids: dict[str, int] = {}
-        self._tasks: dict[str, dict[str, Task]] = {}
+        self._tasks: dict[str, dict[str, Task] | Exception] = {}
 
     @classmethod
     def open(cls, config: dict, data_dir: Optional[Path]) -> tuple[Optional["GroundTruth"], Optional[str]]:
@@ -53,9 +55,15 @@ class GroundTruth:
             return None, f"no ground truth (task instructions, expected actions, database difference): {_failure(e)}"
 
     def task(self, subset: str, task_id: str) -> Task:
-        if subset not in self._tasks:  # find_task reads the whole subset: index it once
-            self._tasks[subset] = {t.id: t for t in self.bench.load_tasks(subset, split=None)}
-        found = self._tasks[subset].get(task_id)
+        if subset not in self._tasks:  # find_task reads the whole subset: index it once (a failure too)
+            try:
+                self._tasks[subset] = {t.id: t for t in self.bench.load_tasks(subset, split=None)}
+            except Exception as e:
+                self._tasks[subset] = e
+        tasks = self._tasks[subset]
+        if isinstance(tasks, Exception):
+            raise tasks
+        found = tasks.get(task_id)
         if found is None:
             raise KeyError(f"{self.bench.name}/{subset}: no task {task_id!r} in the data directory")
         return found
