@@ -11,18 +11,18 @@ from ..registry import open_benchmark
 from .common import add_data_dir
 
 EXAMPLES = """examples:
-  mua tasks                                   every installed benchmark: subsets, splits, task counts
-  mua tasks tau2 --subset retail              the retail tasks of tau2's default split, one line each
-  mua tasks tau2 --subset retail 5            task 5: scenario, expected actions, criteria, policy, tools
-  mua tasks pack --data-dir benchmarks/pack/examples/bookings --all-tasks
-  mua tasks bfcl_v3 multi_turn_base_0 --json  the same as JSON (tools with their full schemas)"""
+  mua tasks                                    every installed benchmark: subsets, splits, task counts
+  mua tasks BENCHMARK --subset SUBSET          the subset's tasks in the default split, one line each
+  mua tasks BENCHMARK --subset SUBSET TASK_ID  one task: scenario, expected actions, criteria, policy, tools
+  mua tasks BENCHMARK TASK_ID --json           the same as JSON (tools with their full schemas)
+  mua tasks --data-dir FOLDER                  what the data in FOLDER holds (e.g. your own task folder)"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("tasks", help="list benchmarks, subsets, splits and tasks; show one task",
                        description="Without BENCHMARK: every installed benchmark (entry points of "
                                    "mua.benchmarks) with its subsets, splits and task counts in the data "
-                                   "directory (a pack: --data-dir PACK). With BENCHMARK and --subset: that "
+                                   "directory. With BENCHMARK and --subset: that "
                                    "subset's tasks. With TASK_ID: the task as an episode of it starts.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("benchmark", nargs="?", metavar="BENCHMARK")
