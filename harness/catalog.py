@@ -174,7 +174,7 @@ def task_text(view: dict) -> list[str]:
              + (f"  (split {view['split']})" if view.get("split") else "")]
     for title, key in (("User scenario", "scenario"), ("Expected actions", "expected_actions"),
                        ("Evaluation criteria", "criteria")):
-        lines += ["", f"== {title} =="] + _block(view.get(key))
+        lines += ["", f"== {title} =="] + block(view.get(key))
     lines += ["", "== Agent system prompt (policy) =="] + (view["system_prompt"] or "(none)").splitlines()
     for m in view["opening"]:
         lines.append(f"(the episode opens with the {m['role']} saying: {m.get('content')!r})")
@@ -185,7 +185,7 @@ def task_text(view: dict) -> list[str]:
     return lines
 
 
-def _block(value: Any) -> list[str]:
+def block(value: Any) -> list[str]:
     if value is None:
         return ["(none)"]
     if isinstance(value, str):
