@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_flags(p, "user", "with --as agent: the user simulator model (default: the scripted user)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
     p.add_argument("--seed", type=int, default=0, help="run seed (the episode's seed derives from it)")
-    p.add_argument("--out", help="run directory to write (default: results/play/BENCHMARK-SUBSET-TASK-SIDE)")
+    p.add_argument("--out", help="run directory to write (default: results/play/BENCHMARK-SUBSET-TASK-SIDE, then -2, -3...)")
     add_request_timeout(p)
     add_data_dir(p)
     p.set_defaults(func=run)
@@ -56,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     bench = open_benchmark(args.benchmark, resolve_data_dir(args.data_dir))
     task = find_task(bench, args.task_id, args.subset)
-    out = RunDir(Path(args.out or Path("results") / "play" / _slug(f"{bench.name}-{task.subset}-{task.id}-"
-                                                                     f"{args.side}")))
+    out = RunDir(Path(args.out) if args.out else _free(Path("results") / "play" / _slug(
+        f"{bench.name}-{task.subset}-{task.id}-{args.side}")))
     if out.config.exists() or (out.episodes.exists() and out.episodes.stat().st_size):
         raise ConfigError(f"--out {out.path} already holds a run; give another --out")
     terminal = Terminal()
@@ -175,6 +175,14 @@ def _mua_version() -> str:
         return version("mua")
     except PackageNotFoundError:
         return "unknown"
+
+
+def _free(path: Path) -> Path:
+    """``path``, or the first of ``path-2``, ``path-3``... that does not exist yet (each play its own run)."""
+    n = 1
+    while (candidate := path if n == 1 else path.with_name(f"{path.name}-{n}")).exists():
+        n += 1
+    return candidate
 
 
 def _slug(name: str) -> str:

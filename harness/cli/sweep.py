@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
     outcomes = asyncio.run(run_sweep(sweep, root, data_dir))
     print()
-    print(leaderboard(root, outcomes), end="")
+    print(leaderboard(root, outcomes).rstrip("\n"))
     bad = [o for o in outcomes if o.status in ("failed", "incomplete")]
     for o in bad:
         print(f"{o.cell.name}: {o.status}" + (f": {o.error}" if o.error else "; re-run the same command to resume"))

@@ -134,3 +134,9 @@ def test_bad_sweep_files_are_one_line_errors(tmp_path, capsys, text, message):
     code = main(["sweep", str(file), "--out", str(tmp_path / "r"), "--data-dir", str(tmp_path)])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_readme_example_sweep_file_reads():
+    s = read_sweep(Path(__file__).resolve().parents[2] / "docs" / "examples" / "sweep.yaml")
+    assert [c.name for c in cells(s)] == ["gold__tau2__retail+airline", "gold__bfcl_v3"]
+    assert all(c.endpoints == [] for c in cells(s))  # the gold agent needs no endpoint: it runs offline
