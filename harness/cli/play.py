@@ -47,7 +47,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_flags(p, "user", "with --as agent: the user simulator model (default: the scripted user)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
     p.add_argument("--seed", type=int, default=0, help="run seed (the episode's seed derives from it)")
-    p.add_argument("--out", help="run directory to write (default: results/play/BENCHMARK-SUBSET-TASK-SIDE, then -2, -3...)")
+    p.add_argument("--out", help="run directory to write (default: results/play/BENCHMARK-SUBSET-TASK-SIDE, "
+                                 "then -2, -3...)")
     add_request_timeout(p)
     add_data_dir(p)
     p.set_defaults(func=run)
@@ -67,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result, config, player = asyncio.run(_play(args, bench, task, terminal))
     except (Abandoned, KeyboardInterrupt) as e:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while saying goodbye changes nothing
         why = "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
         terminal.say(f"\nmua play: episode abandoned ({why}); nothing written")
         return 130 if isinstance(e, KeyboardInterrupt) else 1
