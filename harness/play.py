@@ -147,10 +147,16 @@ class TerminalUser(Player, User):
 
     role = "user"
 
-    def __init__(self, terminal: Terminal, scenario: object):
+    def __init__(self, terminal: Terminal, scenario: object, stops: Optional[Callable[[Message], bool]] = None):
+        """``stops``: which messages end the conversation, as the benchmark's own user decides (e.g. one that
+        says a stop marker); /stop always does."""
         super().__init__(terminal)
         self.scenario = scenario
+        self.stops = stops
         self.own_calls: set[str] = set()
+
+    def is_stop(self, message: Message) -> bool:
+        return self.stops is not None and self.stops(message)
 
     def visible(self, message: Message) -> list[str]:
         if message.role == "assistant" and message.content:

@@ -36,6 +36,7 @@ from .runs import read_run
 
 TOP_KEYS = ("out", "concurrency", "endpoints", "seed", "trials", "models", "user", "judge", "benchmarks")
 MODEL_KEYS = ("name", "base_url", "api_key_env", "params")
+LOCAL = "local:"  # the budget key of a local checkpoint: "local:" + its path
 BENCHMARK_KEYS = ("benchmark", "subsets", "split", "all_tasks", "task_ids", "limit", "trials", "data_dir")
 
 
@@ -196,7 +197,7 @@ def endpoint(spec: Optional[ModelSpec]) -> Optional[str]:
     if spec.base_url:
         return _endpoint_key(spec.base_url)
     if Path(spec.name).expanduser().is_dir():
-        return f"local:{Path(spec.name).expanduser().resolve()}"
+        return f"{LOCAL}{Path(spec.name).expanduser().resolve()}"
     from .models.openai_client import LOCAL_BASE_URL
 
     return _endpoint_key(os.environ.get("OPENAI_BASE_URL") or LOCAL_BASE_URL)
@@ -255,7 +256,8 @@ def plan_budgets(sweep: Sweep, all_cells: list[Cell]) -> tuple[dict[str, int], d
     """The budget of every endpoint, and each cell's concurrency: an even share of its most contended
     endpoint's budget among the cells using it (at least 1; a cell without endpoints gets the default)."""
     budget = {e: sweep.endpoints.get(e, sweep.concurrency) for c in all_cells for e in c.endpoints}
-    users = {e: sum(1 for c in all_cells if e in c.endpoints) for e in budget}
+    # a local checkpoint is loaded by each cell that uses it: one such cell at a time, with the whole budget
+    users = {e: 1 if e.startswith(LOCAL) else sum(1 for c in all_cells if e in c.endpoints) for e in budget}
     share = {c.name: min([max(1, budget[e] // users[e]) for e in c.endpoints] or [sweep.concurrency])
              for c in all_cells}
     return budget, share
@@ -289,13 +291,15 @@ class CellOutcome:
 
 
 async def run_sweep(sweep: Sweep, root: Path, data_dir: Callable[[Optional[str]], Path],
-                    say: Callable[[str], None] = print) -> list[CellOutcome]:
+                    say: Callable[[str], None] = print, heartbeat_s: float = 60.0) -> list[CellOutcome]:
     """Run (or resume) every cell under ``root``. ``data_dir`` resolves a cell's data folder (its entry's
-    ``data_dir``, else the default). A cell that fails (endpoint down, bad data) is reported; the others go on."""
+    ``data_dir``, else the default). A cell that fails (endpoint down, bad data) is reported; the others go on.
+    Every ``heartbeat_s`` seconds (0: never) one line says how far the running cells are."""
     all_cells = cells(sweep)
     budget, share = plan_budgets(sweep, all_cells)
     budgets = Budgets(budget)
     root.mkdir(parents=True, exist_ok=True)
+    running: dict[str, Path] = {}
 
     async def one(cell: Cell) -> CellOutcome:
         folder = root / cell.name
@@ -305,18 +309,42 @@ async def run_sweep(sweep: Sweep, root: Path, data_dir: Callable[[Optional[str]]
         concurrency = share[cell.name]
         async with budgets.hold({e: concurrency for e in cell.endpoints}):
             say(f"{cell.name}: running ({concurrency} in flight)")
+            running[cell.name] = folder
             try:
                 outcome = await run_eval(cell.plan, folder, data_dir(cell.data_dir), concurrency=concurrency,
                                          progress=False)
             except MuaError as e:
                 say(f"{cell.name}: failed: {e}")
                 return CellOutcome(cell, "failed", error=str(e))
+            finally:
+                running.pop(cell.name, None)
         s = outcome.summary
         status = "done" if s["complete"] and not s["errors"] else "incomplete"
         say(f"{cell.name}: {status}, {s['finished']}/{s['expected_episodes']} episodes, {s['errors']} errors")
         return CellOutcome(cell, status, summary=s)
 
-    return list(await asyncio.gather(*(one(c) for c in all_cells)))
+    async def heartbeat() -> None:
+        while True:
+            await asyncio.sleep(heartbeat_s)
+            if running:
+                say("progress: " + ", ".join(f"{name} {_recorded(folder)} episodes recorded"
+                                             for name, folder in sorted(running.items())))
+
+    beat = asyncio.create_task(heartbeat()) if heartbeat_s > 0 else None
+    try:
+        return list(await asyncio.gather(*(one(c) for c in all_cells)))
+    finally:
+        if beat is not None:
+            beat.cancel()
+
+
+def _recorded(folder: Path) -> int:
+    """Lines in a cell's episodes.jsonl so far (a retried episode counts again): a progress figure only."""
+    try:
+        with open(folder / "episodes.jsonl", "rb") as f:
+            return sum(block.count(b"\n") for block in iter(lambda: f.read(1 << 20), b""))
+    except OSError:
+        return 0
 
 
 def leaderboard(root: Path, outcomes: list[CellOutcome]) -> str:

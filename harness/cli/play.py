@@ -115,7 +115,9 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
         else:
             assert models.agent is not None
             agent = ModelAgent(models.agent, seed=seed)
-            user = player = TerminalUser(terminal, bench.describe_task(task).scenario)
+            # the benchmark's scripted user knows its stop messages (e.g. a stop marker): typed, they end it too
+            user = player = TerminalUser(terminal, bench.describe_task(task).scenario,
+                                         stops=bench.gold_user(task).is_stop)
         result = await run_episode(bench, task, agent, user, judge=models.judge)
     finally:
         await models.aclose()

@@ -10,7 +10,7 @@ from typing import Optional
 from ..data import resolve_data_dir
 from ..sweep import __doc__ as SWEEP_DOC
 from ..sweep import cells, leaderboard, plan_budgets, read_sweep, run_sweep
-from .common import add_data_dir
+from .common import add_data_dir, finite
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, metavar="ROOT", help="root folder of the cells' runs (default: the file's "
                                                             "'out', else results/sweep-<file name>)")
     p.add_argument("--list", action="store_true", help="print the cells and endpoint budgets; run nothing")
+    p.add_argument("--heartbeat", type=float, default=60.0, metavar="S",
+                   help="print how far the running cells are every S seconds (default 60; 0: never)")
     add_data_dir(p)
     p.set_defaults(func=run)
 
@@ -40,7 +42,8 @@ def run(args: argparse.Namespace) -> int:
     def data_dir(given: Optional[str]) -> Path:
         return resolve_data_dir(given or args.data_dir)
 
-    outcomes = asyncio.run(run_sweep(sweep, root, data_dir))
+    heartbeat = finite("--heartbeat", args.heartbeat)
+    outcomes = asyncio.run(run_sweep(sweep, root, data_dir, heartbeat_s=max(0.0, heartbeat or 0.0)))
     print()
     print(leaderboard(root, outcomes).rstrip("\n"))
     bad = [o for o in outcomes if o.status in ("failed", "incomplete")]

@@ -152,7 +152,8 @@ def test_tau2_retail_played_as_the_agent_with_the_gold_actions_passes(tmp_path, 
     assert row["reward"] == 1.0 and row["components"]["db"] == 1.0
 
 
-def test_played_as_the_user_against_an_agent_model(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("last", ["/stop", "Thanks! ###STOP###"])  # /stop, or the benchmark's own stop marker
+def test_played_as_the_user_against_an_agent_model(tmp_path, monkeypatch, capsys, last):
     def agent(request):
         last = request["messages"][-1]
         if last["role"] == "tool":
@@ -161,7 +162,7 @@ def test_played_as_the_user_against_an_agent_model(tmp_path, monkeypatch, capsys
             return tool_call_reply([("book_table", {"name": "Vera", "seat": "booth", "hour": 8})])
         return text_reply("Your name, where would you like to sit, and at what time?")
 
-    scripted_input(monkeypatch, ["I want a table.", "/help", "Vera, a booth, at 8 pm.", "/stop"])
+    scripted_input(monkeypatch, ["I want a table.", "/help", "Vera, a booth, at 8 pm.", last])
     with MockOpenAI(agent) as url:
         code = main(["play", "pack", "book-000", "--as", "user", "--agent-model", "m", "--agent-base-url", url,
                      "--data-dir", str(PACK), "--out", str(tmp_path / "u")])
@@ -171,6 +172,7 @@ def test_played_as_the_user_against_an_agent_model(tmp_path, monkeypatch, capsys
         "episode over")[0]  # the user does not see the agent's tool calls
     row = json.loads((tmp_path / "u" / "episodes.jsonl").read_text())
     assert row["reward"] == 1.0 and row["termination"] == "user_stop" and row["usage"]["agent"]["requests"] == 3
+    assert (row["messages"][-1]["content"] == last) == (last != "/stop")
     config = json.loads((tmp_path / "u" / "config.json").read_text())
     assert config["played"] == "user" and config["agent"]["name"] == "m"
 

@@ -140,3 +140,25 @@ def test_the_readme_example_sweep_file_reads():
     s = read_sweep(Path(__file__).resolve().parents[2] / "docs" / "examples" / "sweep.yaml")
     assert [c.name for c in cells(s)] == ["gold__tau2__retail+airline", "gold__bfcl_v3"]
     assert all(c.endpoints == [] for c in cells(s))  # the gold agent needs no endpoint: it runs offline
+
+
+def test_cells_on_one_local_checkpoint_run_one_at_a_time(tmp_path):
+    (tmp_path / "ckpt").mkdir()
+    file = tmp_path / "s.yaml"
+    file.write_text(f"concurrency: 6\nmodels: ['{tmp_path / 'ckpt'}']\n"
+                    "benchmarks: [{benchmark: counter, subsets: [easy]}, {benchmark: counter, subsets: [hard]}]\n")
+    s = read_sweep(file)
+    budget, share = plan_budgets(s, cells(s))
+    assert list(budget.values()) == [6] and list(share.values()) == [6, 6]  # each holds the whole budget
+
+
+def test_a_long_sweep_says_how_far_its_cells_are(tmp_path, capsys, monkeypatch):
+    from helpers.counter_bench import SlowAgent
+
+    monkeypatch.setattr(SlowAgent, "delay", 0.05)
+    file = tmp_path / "s.yaml"
+    file.write_text("concurrency: 1\nmodels: [gold]\nbenchmarks: [slowcounter]\n")
+    code = main(["sweep", str(file), "--out", str(tmp_path / "r"), "--data-dir", str(tmp_path), "--heartbeat", "0.1"])
+    out = capsys.readouterr().out
+    assert code == 0 and "progress: gold__slowcounter " in out and "episodes recorded" in out
+    assert "gold__slowcounter: done, 4/4 episodes, 0 errors" in out
