@@ -127,6 +127,7 @@ class TerminalAgent(Player, Agent):
     """The agent, played by a person: sees the agent's view (the system prompt with the policy first)."""
 
     role = "assistant"
+    tool_names: list[str] = []  # the tools last shown (some benchmarks add tools between user turns)
 
     async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
         t = self.terminal
@@ -137,6 +138,12 @@ class TerminalAgent(Player, Agent):
                 t.say(messages[0].text)
             t.say(_tools_text(tools))
             t.say("(type a reply, or /call NAME {json}; /help for more)")
+        elif (names := [x.name for x in tools]) != self.tool_names:
+            added = [n for n in names if n not in self.tool_names]
+            gone = [n for n in self.tool_names if n not in names]
+            t.say("(tools " + "; ".join(([f"added: {', '.join(added)}"] if added else [])
+                                        + ([f"removed: {', '.join(gone)}"] if gone else [])) + "; /tools lists them)")
+        self.tool_names = [x.name for x in tools]
         self.catch_up(messages)
         return self._read(tools, can_stop=False)
 

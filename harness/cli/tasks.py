@@ -6,7 +6,7 @@ import json
 
 from ..catalog import catalog, catalog_text, describe, find_task, summary_line, task_text
 from ..data import resolve_data_dir
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
 from ..registry import open_benchmark
 from .common import add_data_dir
 
@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.subset is None:
         entries = catalog(data_dir, [bench.name])
+        if entries[0].error:  # the benchmark named has no data here: an error, not a listing
+            raise DataError(entries[0].error)
         _emit(args, entries[0].to_dict(), catalog_text(entries) + [
             f"(list a subset's tasks: mua tasks {bench.name} --subset SUBSET)"])
         return 0

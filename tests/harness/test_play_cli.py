@@ -185,3 +185,15 @@ def test_bad_flag_combinations_are_one_line_errors(tmp_path, capsys, argv, messa
     code = main(["play", "pack", "book-000", "--data-dir", str(PACK), "--out", str(tmp_path / "x"), *argv])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_tools_added_between_turns_are_announced(tmp_path, data_dir, monkeypatch, capsys):
+    """BFCL miss_func: a function arrives in a later turn; the player is told, then plays the gold calls."""
+    scripted_input(monkeypatch, ["There is no tool to search files.", '/call find {"path": ".", "name": "test"}',
+                                 "Found them.", '/call cd {"folder": "projects"}', '/call cd {"folder": "photography"}',
+                                 '/call cp {"source": "test_image1.jpg", "destination": "backup_tests"}',
+                                 '/call cp {"source": "test_document.txt", "destination": "backup_tests"}', "Copied."])
+    code = main(["play", "bfcl_v3", "multi_turn_miss_func_3", "--data-dir", str(data_dir),
+                 "--out", str(tmp_path / "b")])
+    out = capsys.readouterr().out
+    assert code == 0 and "(tools added: find, ls; /tools lists them)" in out and "reward 1.0" in out
