@@ -73,6 +73,7 @@ def test_other_adapters_describe_their_expected_actions(capsys, data_dir, argv, 
     (["tau2", "--subset", "shoes"], "has no subset 'shoes'"),
     (["nobench"], "unknown benchmark 'nobench'"),
     (["tau2", "--subset", "retail", "5", "6"], "unrecognized arguments: 5 6"),
+    (["pack"], "missing data file pack.json"),  # a benchmark named without its data here
 ])
 def test_bad_requests_are_one_line_errors(capsys, data_dir, argv, message):
     code, _, err = run(capsys, *argv, "--data-dir", str(data_dir))
