@@ -162,3 +162,20 @@ def test_a_long_sweep_says_how_far_its_cells_are(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert code == 0 and "progress: gold__slowcounter " in out and "episodes recorded" in out
     assert "gold__slowcounter: done, 4/4 episodes, 0 errors" in out
+
+
+def test_a_cell_whose_endpoint_is_down_is_reported_and_the_others_finish(tmp_path, capsys):
+    with MockOpenAI(by_model({"good": agent(0), "user": user})) as url:
+        file = tmp_path / "s.yaml"
+        file.write_text(f"""\
+models:
+  - {{name: good, base_url: "{url}"}}
+  - {{name: down, base_url: "http://127.0.0.1:9/v1"}}
+user: {{name: user, base_url: "{url}"}}
+benchmarks: [{{benchmark: counter, subsets: [easy]}}]
+""")
+        code, out = sweep(capsys, file, tmp_path / "r", tmp_path)
+    assert code == 1 and "good__counter__easy: done, 3/3 episodes" in out
+    assert "down__counter__easy: failed: model endpoint http://127.0.0.1:9/v1 cannot be reached" in out
+    table = out[out.index("model"):]
+    assert "good" in table and "down" not in table.split("\n\n")[0]
