@@ -121,9 +121,11 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
         result = await run_episode(bench, task, agent, user, judge=models.judge)
     finally:
         await models.aclose()
-    roles: dict[str, Optional[dict]] = {role: ({"model": PERSON, "params": {}, "seed": None} if role == args.side else
-                    None if spec is None else {"model": spec.name, "params": spec.params, "seed": spec.seed})
-             for role, spec in specs.items()}
+    # what each model sent; None where no model played the role (the person's side, as for the gold agent)
+    roles: dict[str, Optional[dict]] = {
+        role: None if spec is None or role == args.side else {"model": spec.name, "params": spec.params,
+                                                              "seed": spec.seed}
+        for role, spec in specs.items()}
     person = {"name": PERSON}
     config = {
         "mua_version": _mua_version(),
