@@ -347,13 +347,22 @@ def _recorded(folder: Path) -> int:
         return 0
 
 
-def leaderboard(root: Path, outcomes: list[CellOutcome]) -> str:
-    """The leaderboard over the sweep's cells, as `mua leaderboard ROOT` prints it."""
+def leaderboard(root: Path, outcomes: list[CellOutcome]) -> tuple[str, list[str]]:
+    """The leaderboard over every run folder in ``root`` (as `mua leaderboard ROOT` prints it), the sweep's
+    cells first in sweep order; also the folders that could not be read, each with its reason."""
     from .leaderboard import build_rows, columns, declarations
     from .leaderboard_render import render
 
-    runs = [read_run(root / o.cell.name) for o in outcomes if (root / o.cell.name / "config.json").is_file()]
+    ours = [root / o.cell.name for o in outcomes]
+    others = sorted(d for d in root.iterdir() if d.is_dir() and d not in ours) if root.is_dir() else []
+    runs, unreadable = [], []
+    for folder in ours + others:
+        if (folder / "config.json").is_file():
+            try:
+                runs.append(read_run(folder))
+            except MuaError as e:
+                unreadable.append(f"{folder.name}: not on the leaderboard: {e}")
     if not runs:
-        return "no cell has results yet\n"
+        return "no cell has results yet\n", unreadable
     rows = build_rows(runs)
-    return render(rows, columns(rows, False, declarations(runs)), "plain")
+    return render(rows, columns(rows, False, declarations(runs)), "plain"), unreadable

@@ -1,5 +1,6 @@
 """`mua sweep SWEEP.yaml`: every model x benchmark cell of a sweep file, each a run folder under one root, with
-one concurrency budget per endpoint; re-running resumes cell by cell; ends with the leaderboard over the root."""
+one concurrency budget per endpoint; re-running resumes cell by cell; ends with the leaderboard over the root
+(every run folder in it, the sweep's cells first)."""
 from __future__ import annotations
 
 import argparse
@@ -45,7 +46,10 @@ def run(args: argparse.Namespace) -> int:
     heartbeat = finite("--heartbeat", args.heartbeat)
     outcomes = asyncio.run(run_sweep(sweep, root, data_dir, heartbeat_s=max(0.0, heartbeat or 0.0)))
     print()
-    print(leaderboard(root, outcomes).rstrip("\n"))
+    table, unreadable = leaderboard(root, outcomes)
+    print(table.rstrip("\n"))
+    for line in unreadable:
+        print(line)
     bad = [o for o in outcomes if o.status in ("failed", "incomplete")]
     for o in bad:
         print(f"{o.cell.name}: {o.status}" + (f": {o.error}" if o.error else "; re-run the same command to resume"))

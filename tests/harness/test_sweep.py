@@ -179,3 +179,18 @@ benchmarks: [{{benchmark: counter, subsets: [easy]}}]
     assert "down__counter__easy: failed: model endpoint http://127.0.0.1:9/v1 cannot be reached" in out
     table = out[out.index("model"):]
     assert "good" in table and "down" not in table.split("\n\n")[0]
+
+
+def test_the_final_leaderboard_covers_every_run_in_the_root(tmp_path, capsys):
+    root = tmp_path / "r"
+    file = tmp_path / "s.yaml"
+    file.write_text("models: [gold]\nbenchmarks: [{benchmark: counter, subsets: [easy]}]\n")
+    assert sweep(capsys, file, root, tmp_path)[0] == 0
+    file.write_text("models: [gold]\nbenchmarks: [{benchmark: counter, subsets: [hard]}]\n")  # the file changed
+    (root / "broken").mkdir()
+    (root / "broken" / "config.json").write_text("{")
+    code, out = sweep(capsys, file, root, tmp_path)
+    table = out[out.index("model"):]
+    sources = [line.split()[1] for line in table.split("\n\n")[0].splitlines()[2:]]
+    assert code == 0 and sources == ["gold__counter__hard", "gold__counter__easy"]  # this sweep's cell first
+    assert "broken: not on the leaderboard:" in out
