@@ -197,3 +197,20 @@ def test_tools_added_between_turns_are_announced(tmp_path, data_dir, monkeypatch
                  "--out", str(tmp_path / "b")])
     out = capsys.readouterr().out
     assert code == 0 and "(tools added: find, ls; /tools lists them)" in out and "reward 1.0" in out
+
+
+def test_played_as_the_agent_against_the_llm_user_simulator(tmp_path, data_dir, monkeypatch, capsys):
+    def simulated_user(request):
+        said = [m for m in request["messages"] if m["role"] == "user"]  # the agent's turns, as the user sees them
+        return text_reply("###STOP###" if len(said) > 1 else "I want to return my water bottle.")
+
+    scripted_input(monkeypatch, ["Sorry, I cannot help with that today."])
+    with MockOpenAI(simulated_user) as url:
+        code = main(["play", "tau2", "5", "--subset", "retail", "--user-model", "sim", "--user-base-url", url,
+                     "--data-dir", str(data_dir), "--out", str(tmp_path / "s")])
+    out = capsys.readouterr().out
+    assert code == 0 and "[user] I want to return my water bottle." in out and "[user] ###STOP###" in out
+    row = json.loads((tmp_path / "s" / "episodes.jsonl").read_text())
+    assert row["usage"]["user"]["requests"] == 2 and row["reward"] == 0.0  # nothing returned: the DB differs
+    config = json.loads((tmp_path / "s" / "config.json").read_text())
+    assert config["user"]["name"] == "sim" and config["protocol"]["roles"]["user"]["params"] == {"temperature": 0.0}
