@@ -113,6 +113,18 @@ class ReplayItem:
     error: Optional[str] = None  # set when the item could not be read; it is reported, not scored
 
 
+@dataclass
+class TaskDescription:
+    """What ``mua tasks`` shows of one task beside the prompt and tools an episode starts with: the user's
+    side (``scenario``), the reference actions, and what the scorer checks. Values are the benchmark's own
+    records, JSON-serialisable; None where the benchmark has no such thing."""
+
+    scenario: Any
+    expected_actions: Any = None
+    criteria: Any = None
+    summary: Optional[str] = None  # one line naming what the task is about (default: the scenario, cut short)
+
+
 class Benchmark(ABC):
     """A benchmark adapter, bound to its data directory when created (``Benchmark(data_dir)``; the registry's
     ``open_benchmark`` does it). Subclasses set ``name`` and ``subsets`` and implement the methods below."""
@@ -222,6 +234,21 @@ class Benchmark(ABC):
         """Which task split a ``mua score`` line's ``variant`` selects (e.g. BFCL "v4" data); default: all
         tasks of the subset (None)."""
         return None
+
+    def splits(self, subset: str) -> list[Optional[str]]:
+        """The task splits of ``subset`` (None: all its tasks, for a benchmark without named splits), default
+        first. By default the splits the metrics declaration sizes for ``subset``; adapters whose splits come
+        from their data (packs) override it."""
+        names = [s.split for s in self.declared_metrics().full_splits if subset in s.tasks]
+        if self.default_split in names:
+            names.remove(self.default_split)
+            names.insert(0, self.default_split)
+        return names or [self.default_split]
+
+    def describe_task(self, task: Task) -> TaskDescription:
+        """The task as ``mua tasks`` shows it. By default the scenario and the evaluation record as they are;
+        adapters split out the expected actions."""
+        return TaskDescription(scenario=task.scenario, criteria=task.evaluation)
 
     def find_task(self, subset: str, task_id: str) -> Task:
         """Look a task up by id across all splits of a subset; KeyError when absent."""

@@ -18,7 +18,8 @@ from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
+from mua.harness.interfaces import (Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, TaskDescription,
+                                    User)
 from mua.harness.metrics import Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task, ToolCall, task_context
@@ -91,6 +92,13 @@ class AceBenchmark(Benchmark):
         if task_context(task, AceContext).world.category == "multi_step":
             return MultiStepUser(task.scenario)
         return GoldMultiTurnUser(task.scenario)
+
+    def describe_task(self, task: Task) -> TaskDescription:
+        """The milestones (the expected call sequences) and the end state the scorer compares with."""
+        return TaskDescription(scenario=task.scenario, expected_actions=task.evaluation["mile_stone"],
+                               criteria={"end_state": task.evaluation["ground_truth"],
+                                         "process": "share of a milestone list's calls made in order (1 when the end "
+                                                    "state matches)"})
 
     def needs_user_model(self, subset: str) -> bool:
         return "multi_turn" in subset  # multi_step has no user after the opening request

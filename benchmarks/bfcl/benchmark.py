@@ -11,7 +11,8 @@ from typing import Iterable, Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, ReplayItem, User
+from mua.harness.interfaces import (Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, ReplayItem,
+                                    TaskDescription, User)
 from mua.harness.metrics import SUCCESS, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task
@@ -86,6 +87,12 @@ class BfclBenchmark(Benchmark):
 
     def gold_user(self, task: Task) -> User:
         return ScriptedUser(user_turns(task, self.data_dir))
+
+    def describe_task(self, task: Task) -> TaskDescription:
+        """The user's turns, the ground-truth calls of each turn, and what BFCL's multi-turn checker compares."""
+        return TaskDescription(scenario=task.scenario, expected_actions=task.evaluation, criteria=(
+            "after every user turn: the state of each API instance equals its state after the expected calls, "
+            "and every result of the expected calls is among the results of the agent's calls"))
 
     def needs_user_model(self, subset: str) -> bool:
         return False  # BFCL's user is always the scripted question turns

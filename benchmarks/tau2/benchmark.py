@@ -7,7 +7,7 @@ from typing import Any, Iterable, Optional
 
 from mua.harness.errors import ConfigError
 from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
-                                    User)
+                                    TaskDescription, User)
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task, task_context
@@ -96,6 +96,13 @@ class Tau2Benchmark(Benchmark):
         domain = self._domain(task)
         prompt = user_system_prompt(self.data_dir, task.scenario, bool(domain.user_tools))
         return SimulatedUser(model, prompt, stop_markers=USER_STOP_MARKERS, seed=seed)
+
+    def describe_task(self, task: Task) -> TaskDescription:
+        """The reference actions apart; the rest of the evaluation criteria (reward basis, what to communicate,
+        NL and env assertions) as tau2 records them."""
+        criteria = dict(task.evaluation or {})
+        return TaskDescription(scenario=task.scenario, expected_actions=criteria.pop("actions", None),
+                               criteria=criteria, summary=_opening(task))
 
     # -- gold -----------------------------------------------------------------------------------------------
     def gold_agent(self, task: Task) -> Agent:

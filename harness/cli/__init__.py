@@ -13,7 +13,8 @@ from ..errors import MuaError
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
                "benchmarks (see `mua eval --help`).")
 
-COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "train", "sft", "export", "model")
+COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "train", "sft", "export", "model",
+            "tasks", "play", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:
