@@ -123,6 +123,16 @@ class TaskDescription:
     expected_actions: Any = None
     criteria: Any = None
     summary: Optional[str] = None  # one line naming what the task is about (default: the scenario, cut short)
+    # the same ground truth as titled sections for people (``mua view``), in the order shown; None: derived
+    sections: Optional[dict[str, Any]] = None
+
+    def titled_sections(self) -> dict[str, Any]:
+        """Titled sections, each a string or JSON-like value: the adapter's own, else scenario, expected
+        actions and criteria as recorded (empty ones left out)."""
+        if self.sections is not None:
+            return self.sections
+        parts = {"scenario": self.scenario, "expected actions": self.expected_actions, "evaluation": self.criteria}
+        return {title: value for title, value in parts.items() if value not in (None, "", [], {})}
 
 
 class Benchmark(ABC):
@@ -167,13 +177,6 @@ class Benchmark(ABC):
             elif value < 1.0:
                 lines.append(f"{name}: {value:g}")
         return lines
-
-    def describe_task(self, task: Task) -> dict[str, Any]:
-        """The task's ground truth for people (``mua view``): titled sections, each a string or JSON-like value,
-        in the order shown, e.g. the user's instructions and the expected actions. This default shows the
-        task's scenario and evaluation records as they are; adapters override it with readable sections."""
-        sections = {"scenario": task.scenario, "evaluation": task.evaluation}
-        return {title: value for title, value in sections.items() if value not in (None, "", [], {})}
 
     def end_state_diff(self, task: Task, messages: list[Message]) -> Optional[list[dict]]:
         """Where the end state of the episode ``messages`` (replayed in a fresh environment) differs from the end

@@ -1,6 +1,6 @@
 """What `mua view` shows beside a recorded episode when the benchmark's data is at hand: the task's ground
-truth (the adapter's ``describe_task``), the difference between the episode's end state and the gold end
-state (``end_state_diff``), and what each agent request held.
+truth (the adapter's ``describe_task``, as titled sections), the difference between the episode's end state and
+the gold end state (``end_state_diff``), and what each agent request held.
 
 mua does not record raw requests (a run of 10,000 episodes would store every conversation prefix again), so
 a turn's request is reconstructed: the system prompt and tools the adapter gives the task today, the agent's
@@ -70,7 +70,7 @@ class GroundTruth:
 
     def describe(self, subset: str, task_id: str) -> dict[str, Any]:
         try:
-            return dict(self.bench.describe_task(self.task(subset, task_id)))
+            return dict(self.bench.describe_task(self.task(subset, task_id)).titled_sections())
         except Exception as e:  # an adapter's failure is shown on the page, never stops it
             return {"(not available)": _failure(e)}
 

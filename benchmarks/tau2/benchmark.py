@@ -102,7 +102,8 @@ class Tau2Benchmark(Benchmark):
         NL and env assertions) as tau2 records them."""
         criteria = dict(task.evaluation or {})
         return TaskDescription(scenario=task.scenario, expected_actions=criteria.pop("actions", None),
-                               criteria=criteria, summary=_opening(task))
+                               criteria=criteria, summary=_opening(task),
+                               sections=ground_truth.task_sections(task))
 
     # -- gold -----------------------------------------------------------------------------------------------
     def gold_agent(self, task: Task) -> Agent:
@@ -219,10 +220,7 @@ class Tau2Benchmark(Benchmark):
         lines += [f"{name}: not computed (no judge model), reward unknown" for name in info.get("skipped") or []]
         return lines or super().explain(components, info)
 
-    # -- ground truth for people (mua view) ------------------------------------------------------------------
-    def describe_task(self, task: Task) -> dict[str, Any]:
-        return ground_truth.describe_task(task)
-
+    # -- end state against gold for people (mua view) ------------------------------------------------------------------
     def end_state_diff(self, task: Task, messages: list[Message]) -> Optional[list[dict]]:
         return ground_truth.end_state_diff(self._domain(task), task, messages)
 

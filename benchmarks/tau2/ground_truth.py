@@ -23,7 +23,7 @@ INSTRUCTION_ORDER = ("reason_for_call", "known_info", "unknown_info", "task_inst
 MAX_DIFFERENCES = 200  # a page shows at most this many differing fields per episode (then says so)
 
 
-def describe_task(task: Task) -> dict[str, Any]:
+def task_sections(task: Task) -> dict[str, Any]:
     """Titled sections: the user's instructions, what the task is about, the expected actions (with the
     arguments the action check compares) and every other check of the task's reward basis."""
     sections: dict[str, Any] = {}

@@ -63,7 +63,7 @@ def test_end_state_diff_of_the_adapter(data_dir):
     diff = bench.end_state_diff(task, messages[:1])  # the agent did nothing
     assert diff and all(d["path"].startswith(("agent db", "user db")) for d in diff)
     assert Benchmark.end_state_diff(bench, task, messages) is None  # no database: the default
-    sections = bench.describe_task(task)
+    sections = bench.describe_task(task).titled_sections()
     assert "user instructions" in sections and isinstance(sections["expected actions"], list)
 
 
