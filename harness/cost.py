@@ -133,5 +133,6 @@ def recorded_total(run_dir: Path | str) -> tuple[Optional[float], bool]:
     if not isinstance(block, dict):
         return None, False
     total = block.get("total")
-    ok = isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0
-    return (float(total) if ok else None), True
+    if isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0:
+        return float(total), True
+    return None, True

@@ -138,9 +138,9 @@ def _openai_from_gemini(body: dict) -> list[dict]:
     for m in body["contents"]:
         text = "".join(p.get("text", "") for p in m["parts"])
         if m["role"] == "model":
-            calls = [{"id": f"g{i}", "type": "function", "function": {"name": p["functionCall"]["name"],
-                                                                     "arguments": json.dumps(p["functionCall"]["args"])}}
-                     for i, p in enumerate(m["parts"]) if "functionCall" in p]
+            called = [p["functionCall"] for p in m["parts"] if "functionCall" in p]
+            calls = [{"id": f"g{i}", "type": "function",
+                      "function": {"name": f["name"], "arguments": json.dumps(f["args"])}} for i, f in enumerate(called)]
             out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
             continue
         for p in m["parts"]:
@@ -156,11 +156,13 @@ def _openai_from_gemini(body: dict) -> list[dict]:
 def _anthropic_reply(reply: dict) -> dict:
     message, usage = reply["choices"][0]["message"], reply.get("usage") or {}
     content = [{"type": "text", "text": message["content"]}] if message.get("content") else []
+    calls = message.get("tool_calls") or []
     content += [{"type": "tool_use", "id": f"toolu_{i}", "name": c["function"]["name"],
-                 "input": json.loads(c["function"]["arguments"])} for i, c in enumerate(message.get("tool_calls") or [])]
+                 "input": json.loads(c["function"]["arguments"])} for i, c in enumerate(calls)]
     return {"id": "msg_mock", "type": "message", "role": "assistant", "model": reply.get("model", "mock"),
             "content": content, "stop_reason": "tool_use" if message.get("tool_calls") else "end_turn",
-            "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)}}
+            "usage": {"input_tokens": usage.get("prompt_tokens", 0),
+                      "output_tokens": usage.get("completion_tokens", 0)}}
 
 
 def _gemini_reply(reply: dict) -> dict:

@@ -200,7 +200,8 @@ def _anthropic_choice(choice: Any) -> dict:
 
 
 def _parse_anthropic(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
-    texts, calls = [], []
+    texts: list[str] = []
+    calls: list[ToolCall] = []
     for block in data["content"]:
         if block.get("type") == "text":
             texts.append(str(block.get("text", "")))
@@ -299,7 +300,8 @@ def _gemini_turn(m: Message, names: dict[str, str]) -> Optional[dict]:
 
 def _parse_gemini(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
     candidate = data["candidates"][0]
-    texts, calls = [], []
+    texts: list[str] = []
+    calls: list[ToolCall] = []
     for part in (candidate.get("content") or {}).get("parts") or []:  # no content: blocked or empty
         if "functionCall" in part:
             fc = part["functionCall"]

@@ -55,7 +55,8 @@ def test_provider_models_route_and_cost_matches_the_price_tables(tmp_path, data_
     run = tmp_path / "run"
     rows = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
     assert len(rows) == 3 and all(r["error"] is None for r in rows)
-    assert all(h["x-api-key"] == SECRET for h in anthropic.headers) and anthropic.bodies[0]["model"] == "claude-sonnet-4-5"
+    assert all(h["x-api-key"] == SECRET for h in anthropic.headers)
+    assert anthropic.bodies[0]["model"] == "claude-sonnet-4-5"  # the prefix routes; the API gets the bare name
     assert all(h["x-goog-api-key"] == SECRET for h in gemini.headers)
     cost = json.loads((run / "summary.json").read_text())["cost"]
 
