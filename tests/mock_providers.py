@@ -139,7 +139,8 @@ def _openai_from_gemini(body: dict) -> list[dict]:
         text = "".join(p.get("text", "") for p in m["parts"])
         if m["role"] == "model":
             called = [p["functionCall"] for p in m["parts"] if "functionCall" in p]
-            calls = [{"id": f"g{i}", "type": "function", "function": {"name": f["name"], "arguments": json.dumps(f["args"])}}
+            calls = [{"id": f"g{i}", "type": "function",
+                      "function": {"name": f["name"], "arguments": json.dumps(f["args"])}}
                      for i, f in enumerate(called)]
             out.append({"role": "assistant", "content": text or None, **({"tool_calls": calls} if calls else {})})
             continue
