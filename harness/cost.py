@@ -56,6 +56,17 @@ def _tokens(usage: Any) -> tuple[int, int, int]:
                  for v in (usage.get("requests"), usage.get("prompt_tokens"), usage.get("completion_tokens")))
 
 
+def episode_cost(usage: Any, prices: Mapping[str, Optional[Mapping[str, Any]]]) -> Optional[float]:
+    """USD one episode cost: its record's "usage" (role -> tokens) at ``prices`` (role -> the "price" of
+    config.json's "prices", or None); None when a role used tokens at an unknown price."""
+    cost: Optional[float] = 0.0
+    for role, price in prices.items():
+        _, prompt, completion = _tokens(usage.get(role) if isinstance(usage, dict) else None)
+        part = role_cost(price, prompt, completion)
+        cost = None if part is None or cost is None else cost + part
+    return cost
+
+
 def _round(value: Optional[float]) -> Optional[float]:
     return None if value is None else round(value, DIGITS)
 
@@ -81,16 +92,12 @@ class RunCost:
             self.errored += 1
             return
         self.episodes += 1
-        usage = record.get("usage") or {}
-        cost: Optional[float] = 0.0
-        for role, price in self.prices.items():
-            requests, prompt, completion = _tokens(usage.get(role) if isinstance(usage, dict) else None)
+        usage = record.get("usage")
+        for role in self.prices:
             counts = self.tokens[role]
-            counts[0] += requests
-            counts[1] += prompt
-            counts[2] += completion
-            part = role_cost(price, prompt, completion)
-            cost = None if part is None or cost is None else cost + part
+            for i, n in enumerate(_tokens(usage.get(role) if isinstance(usage, dict) else None)):
+                counts[i] += n
+        cost = episode_cost(usage, self.prices)
         if cost is None:
             self.episode_unknown = True
         else:

@@ -140,6 +140,12 @@ def _params(params: dict[str, Any], seed: Optional[int]) -> dict[str, Any]:
     return out
 
 
+def _tool_choice(params: dict[str, Any]) -> Any:
+    """The tool choice to send with tools: "auto" unless a param names another, or null (send none, as some
+    benchmarks' official runners do)."""
+    return params["tool_choice"] if "tool_choice" in params else "auto"
+
+
 class AnthropicChatModel(OpenAIChatModel):
     """Anthropic's Messages API (``POST {base_url}/messages``, key in ``x-api-key``)."""
 
@@ -166,7 +172,8 @@ class AnthropicChatModel(OpenAIChatModel):
         if tools:
             body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
                              for t in tools]
-        choice = params.pop("tool_choice", "auto" if tools else None)
+        choice = _tool_choice(self.params)
+        params.pop("tool_choice", None)
         if tools and choice is not None:
             body["tool_choice"] = _anthropic_choice(choice)
         if "max_completion_tokens" in params:
@@ -249,7 +256,8 @@ class GeminiChatModel(OpenAIChatModel):
         body["contents"] = _merged([t for m in messages if (t := _gemini_turn(m, names))], "role", "parts")
         if tools:
             body["tools"] = [{"functionDeclarations": [_declaration(t) for t in tools]}]
-        choice = params.pop("tool_choice", "auto" if tools else None)
+        choice = _tool_choice(self.params)
+        params.pop("tool_choice", None)
         if tools and choice is not None:
             body["toolConfig"] = {"functionCallingConfig": _gemini_choice(choice)}
         generation = {GEMINI_GENERATION[k]: params.pop(k) for k in list(params) if k in GEMINI_GENERATION}

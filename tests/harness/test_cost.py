@@ -1,6 +1,7 @@
 """Cost of a run: provider-prefixed models routed to mocks of their wire formats (tau2 retail through `mua eval`),
 the recorded cost checked against the price tables, unknown prices null and flagged, keys never written."""
 import json
+import logging
 import re
 
 import pytest
@@ -10,7 +11,7 @@ from mock_openai import MockOpenAI, text_reply, usage
 from mock_providers import MockAnthropic, MockGemini
 
 from mua.harness.cli import main
-from mua.harness.cost import RunCost, role_cost
+from mua.harness.cost import RunCost, episode_cost, role_cost
 from mua.harness.price_table import builtin, price_of
 
 SECRET = "sk-test-secret-provider-key-0042"
@@ -39,6 +40,7 @@ def eval_args(out, data_dir, *extra):
 
 
 def test_provider_models_route_and_cost_matches_the_price_tables(tmp_path, data_dir, monkeypatch, capsys, caplog):
+    caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)
     monkeypatch.setenv("GEMINI_API_KEY", SECRET)
     prices = tmp_path / "prices.json"
@@ -141,6 +143,8 @@ def test_run_cost_counts_per_episode_and_never_prices_unknown_tokens_at_zero():
     assert out["total"] is None and out["unknown"] == ["user"] and out["per_episode"]["mean"] is None
     assert RunCost({}).result() is None  # gold runs: no block at all (baselines stay byte-identical)
     assert role_cost(None, 0, 0) == 0.0 and role_cost(None, 1, 0) is None
+    prices = {role: e["price"] for role, e in config["prices"].items()}  # what a viewer shows per episode
+    assert episode_cost({"agent": {"prompt_tokens": 500000, "completion_tokens": 0}}, prices) == 1.0
 
 
 def test_prices_are_looked_up_by_provider_name_or_api_host():

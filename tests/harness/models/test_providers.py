@@ -133,3 +133,14 @@ def test_gemini_reply_without_content_is_an_empty_turn_and_ids_are_unique():
     assert use.completion_tokens == 5  # thinking tokens are billed as output
     blocked, _ = model.parse({"candidates": [{"finishReason": "SAFETY"}]}, "c")
     assert blocked.content is None and blocked.tool_calls is None
+
+
+@pytest.mark.parametrize("cls", [AnthropicChatModel, GeminiChatModel])
+def test_a_null_tool_choice_is_not_sent(cls):
+    """Benchmarks whose official runner sends no tool_choice (BFCL, ACEBench) set it null: not sent here either."""
+    body = cls("m", "http://127.0.0.1:9/v1", tool_choice=None, temperature=0.5).request_body(CONVERSATION, TOOLS)
+    assert "tool_choice" not in body and "toolConfig" not in body
+    body = cls("m", "http://127.0.0.1:9/v1").request_body(CONVERSATION, TOOLS)
+    auto = ({"tool_choice": {"type": "auto"}} if cls is AnthropicChatModel
+            else {"toolConfig": {"functionCallingConfig": {"mode": "AUTO"}}})
+    assert auto.items() <= body.items()
