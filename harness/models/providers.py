@@ -18,7 +18,8 @@ through OpenAIChatModel at its host. Prices come from a snapshot of LiteLLM's ma
 Translation follows what LiteLLM sends for the same OpenAI-shaped conversation: system messages become the
 top-level system instruction; tool results become ``tool_result`` blocks (Anthropic) or ``functionResponse``
 parts (Gemini: a JSON-object result as the response, any other text as ``{"content": text}``); consecutive
-messages of one role are merged, as both APIs require alternation. Anthropic gets ``max_tokens`` 8192 unless
+messages of one role are merged, as both APIs require alternation; empty turns are left out (both reject
+empty content). Anthropic gets ``max_tokens`` 8192 unless
 given (the API requires one) and no seed (it has none); Gemini gets the seed in ``generationConfig``.
 """
 from __future__ import annotations
@@ -196,7 +197,7 @@ class AnthropicChatModel(OpenAIChatModel):
         if role == "assistant":
             blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _arguments(c)}
                        for c in m.tool_calls or []]
-        return {"role": role, "content": blocks or [{"type": "text", "text": ""}]}
+        return {"role": role, "content": blocks} if blocks else None  # the API rejects empty text blocks
 
     def parse(self, data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
         return read_reply(_parse_anthropic, data, call_id_prefix)
@@ -304,8 +305,8 @@ def _gemini_turn(m: Message, names: dict[str, str]) -> Optional[dict]:
     parts: list[dict] = [{"text": m.content}] if m.content else []
     if m.role == "assistant":
         parts += [{"functionCall": {"name": c.name, "args": _arguments(c)}} for c in m.tool_calls or []]
-        return {"role": "model", "parts": parts or [{"text": ""}]}
-    return {"role": "user", "parts": parts or [{"text": ""}]}
+        return {"role": "model", "parts": parts} if parts else None  # the API rejects empty parts
+    return {"role": "user", "parts": parts} if parts else None
 
 
 def _parse_gemini(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:

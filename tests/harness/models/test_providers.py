@@ -144,3 +144,11 @@ def test_a_null_tool_choice_is_not_sent(cls):
     auto = ({"tool_choice": {"type": "auto"}} if cls is AnthropicChatModel
             else {"toolConfig": {"functionCallingConfig": {"mode": "AUTO"}}})
     assert auto.items() <= body.items()
+
+
+@pytest.mark.parametrize("cls", [AnthropicChatModel, GeminiChatModel])
+def test_empty_turns_are_left_out_and_neighbours_merged(cls):
+    messages = [Message("user", "hi"), Message("assistant", ""), Message("user", "anyone?")]
+    body = cls("m", "http://127.0.0.1:9/v1").request_body(messages)
+    turns = body.get("messages") or body["contents"]
+    assert len(turns) == 1 and len(turns[0].get("content") or turns[0]["parts"]) == 2
