@@ -88,9 +88,14 @@ def provider_name(model: str, base_url: Optional[str] = None) -> str:
 def price_of(model: str, base_url: Optional[str] = None,
              user: Optional[dict[str, Price]] = None) -> Optional[Price]:
     """The price of ``model`` (as passed to ``--*-model``): the user's table by that name, else the built-in
-    table by its provider-prefixed name; None when neither lists it (its cost is then unknown, never 0)."""
+    table by its provider-prefixed name (``litellm/...``: the installed LiteLLM's map); None when neither
+    lists it (its cost is then unknown, never 0)."""
     if user and model in user:
         return user[model]
+    if model.startswith("litellm/"):  # LiteLLM's own map, from the installed package
+        from .models.litellm_client import litellm_price
+        found = litellm_price(model.split("/", 1)[1])
+        return Price(*found) if found else None
     return builtin().get(provider_name(model, base_url))
 
 

@@ -13,7 +13,8 @@ Anthropic Messages (``POST /v1/messages``) and Gemini ``generateContent``; they 
 own HTTP client, so retries, connection pools, the watchdog and key redaction are the same for every
 provider, and a run needs nothing installed. Every other provider listed speaks the OpenAI format and goes
 through OpenAIChatModel at its host. Prices come from a snapshot of LiteLLM's maintained table
-(price_table.py).
+(price_table.py). For the providers without an adapter here (Bedrock, Vertex, Azure, ...), ``litellm/NAME``
+goes through LiteLLM itself when installed (the ``providers`` extra; litellm_client.py).
 
 Translation follows what LiteLLM sends for the same OpenAI-shaped conversation: system messages become the
 top-level system instruction; tool results become ``tool_result`` blocks (Anthropic) or ``functionResponse``
@@ -40,7 +41,7 @@ ANTHROPIC_MAX_TOKENS = 8192
 
 @dataclass(frozen=True)
 class Provider:
-    wire: str  # "openai", "anthropic" or "gemini"
+    wire: str  # "openai", "anthropic", "gemini" or "litellm"
     base_url: str
     key_env: str
 
@@ -55,6 +56,8 @@ PROVIDERS = {
     "together_ai": Provider("openai", "https://api.together.xyz/v1", "TOGETHERAI_API_KEY"),
     "xai": Provider("openai", "https://api.x.ai/v1", "XAI_API_KEY"),
     "openrouter": Provider("openai", "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+    # any provider LiteLLM routes, with the provider's own credential variables (litellm_client.py)
+    "litellm": Provider("litellm", "", ""),
 }
 
 
@@ -95,11 +98,14 @@ def key_env(name: str, base_url: Optional[str] = None) -> str:
     return r.key_env if r else DEFAULT_KEY_ENV
 
 
-def make_provider_model(r: Route, params: dict[str, Any]) -> OpenAIChatModel:
+def make_provider_model(r: Route, params: dict[str, Any]) -> Any:
     """The client for a route. ``params`` as OpenAIChatModel takes them; the default key variable becomes the
     provider's."""
     if params.get("api_key_env", DEFAULT_KEY_ENV) == DEFAULT_KEY_ENV:
         params = {**params, "api_key_env": r.key_env}
+    if r.wire == "litellm":
+        from .litellm_client import LiteLLMChatModel  # optional and heavy: imported only for litellm/ names
+        return LiteLLMChatModel(r.model, r.base_url or None, **params)
     cls = {"openai": OpenAIChatModel, "anthropic": AnthropicChatModel, "gemini": GeminiChatModel}[r.wire]
     return cls(r.model, r.base_url, **params)
 

@@ -3,6 +3,7 @@ generateContent) on 127.0.0.1: text, tool calls and tool results round-trip, usa
 in their header."""
 import asyncio
 import json
+import re
 
 import pytest
 from mock_openai import HTTPReply, MockOpenAI, text_reply, tool_call_reply, usage
@@ -152,3 +153,51 @@ def test_empty_turns_are_left_out_and_neighbours_merged(cls):
     body = cls("m", "http://127.0.0.1:9/v1").request_body(messages)
     turns = body.get("messages") or body["contents"]
     assert len(turns) == 1 and len(turns[0].get("content") or turns[0]["parts"]) == 2
+
+
+def test_litellm_route_reaches_the_mock_and_prices_from_its_map(monkeypatch):
+    """litellm/PROVIDER/MODEL goes through LiteLLM (the optional `providers` extra) to the same strict mock."""
+    pytest.importorskip("litellm", reason="the providers extra is not installed")
+    from mua.harness.models.litellm_client import LiteLLMChatModel
+    from mua.harness.price_table import price_of
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-litellm-secret-789")
+    with MockAnthropic(_call_then_text, key="sk-litellm-secret-789") as url:
+        model = make_chat_model("litellm/anthropic/claude-sonnet-4-5", base_url=url.rsplit("/v1", 1)[0],
+                                retry={"max_attempts": 1})
+        assert isinstance(model, LiteLLMChatModel)
+        call, use = _chat(model, CONVERSATION[:2])
+        answer, _ = _chat(model, CONVERSATION)
+    assert call.tool_calls[0].name == "get_order" and (use.prompt_tokens, use.completion_tokens) == (100, 20)
+    assert answer.content.startswith("results: ")
+    price = price_of("litellm/anthropic/claude-sonnet-4-5")
+    assert (price.input, price.output) == (3.0, 15.0) and "installed" in price.source
+    assert "sk-litellm" not in json.dumps(model.describe())
+
+
+def _camel(value):
+    """Gemini's JSON accepts proto field names in snake_case (LiteLLM's) or camelCase (mua's): compare as one."""
+    if isinstance(value, dict):
+        return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): _camel(v) for k, v in value.items()}
+    return [_camel(v) for v in value] if isinstance(value, list) else value
+
+
+@pytest.mark.parametrize("mock_cls, name", [(MockAnthropic, "anthropic/claude-sonnet-4-5"),
+                                            (MockGemini, "gemini/gemini-2.5-flash")])
+def test_same_conversation_on_the_wire_as_litellm(monkeypatch, mock_cls, name):
+    """Fidelity: for one conversation with parallel tool calls and results, mua's adapter and LiteLLM (what
+    tau2 sends through) put the same turns, blocks and system text on the wire."""
+    pytest.importorskip("litellm", reason="the providers extra is not installed")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k" * 10)
+    monkeypatch.setenv("GEMINI_API_KEY", "k" * 10)
+    mock = mock_cls(lambda request: text_reply("ok"))
+    with mock as url:
+        _chat(make_chat_model(name, base_url=url), CONVERSATION)
+        via = url if mock_cls is MockGemini else url.rsplit("/v1", 1)[0]
+        _chat(make_chat_model(f"litellm/{name}", base_url=via), CONVERSATION)
+    mine, theirs = (_camel(b) for b in mock.bodies)
+    if mock_cls is MockAnthropic:
+        assert mine["messages"] == theirs["messages"]
+        assert [{"type": "text", "text": mine["system"]}] == theirs["system"]
+    else:
+        assert mine["contents"] == theirs["contents"] and mine["systemInstruction"] == theirs["systemInstruction"]
