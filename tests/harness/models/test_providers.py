@@ -157,6 +157,7 @@ def test_empty_turns_are_left_out_and_neighbours_merged(cls):
 
 def test_litellm_route_reaches_the_mock_and_prices_from_its_map(monkeypatch):
     """litellm/PROVIDER/MODEL goes through LiteLLM (the optional `providers` extra) to the same strict mock."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as litellm_client sets it: nothing fetched
     pytest.importorskip("litellm", reason="the providers extra is not installed")
     from mua.harness.models.litellm_client import LiteLLMChatModel
     from mua.harness.price_table import price_of
@@ -187,6 +188,7 @@ def _camel(value):
 def test_same_conversation_on_the_wire_as_litellm(monkeypatch, mock_cls, name):
     """Fidelity: for one conversation with parallel tool calls and results, mua's adapter and LiteLLM (what
     tau2 sends through) put the same turns, blocks and system text on the wire."""
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as litellm_client sets it: nothing fetched
     pytest.importorskip("litellm", reason="the providers extra is not installed")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "k" * 10)
     monkeypatch.setenv("GEMINI_API_KEY", "k" * 10)
