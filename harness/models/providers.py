@@ -6,22 +6,25 @@ newest on PyPI), installing it into an empty venv pulls 64 packages, 381 MB (bot
 huggingface-hub, aiohttp, tiktoken, pydantic); ``import litellm`` takes 3.6 s wall / 3.3 s CPU and 197 MB of
 memory, and by default fetches its price map from raw.githubusercontent.com at import (three attempts, then a
 warning) unless LITELLM_LOCAL_MODEL_COST_MAP=True is set first. Per request it took 6.4-6.6 ms of CPU
-against 0.22-0.27 ms for the adapter below, the same tau2-sized Anthropic request to the same mock
+against 0.22-0.27 ms for mua's adapter, the same tau2-sized Anthropic request to the same mock
 (``tests/perf/bench_providers.py``); its OpenAI path is the openai SDK, which measured 15-25x more CPU per
-request than mua's client. The two formats that differ from OpenAI's are small:
-Anthropic Messages (``POST /v1/messages``) and Gemini ``generateContent``; they are written here over mua's
-own HTTP client, so retries, connection pools, the watchdog and key redaction are the same for every
-provider, and a run needs nothing installed. Every other provider listed speaks the OpenAI format and goes
-through OpenAIChatModel at its host. Prices come from a snapshot of LiteLLM's maintained table
-(price_table.py). For the providers without an adapter here (Bedrock, Vertex, Azure, ...), ``litellm/NAME``
-goes through LiteLLM itself when installed (the ``providers`` extra; litellm_client.py).
+request than mua's client. The two formats that differ from OpenAI's are small: Anthropic Messages
+(anthropic_client.py) and Gemini generateContent (gemini_client.py), written over mua's own HTTP client, so
+retries, connection pools, the watchdog and key redaction are the same for every provider, and a run needs
+nothing installed. Every other provider listed speaks the OpenAI format and goes through OpenAIChatModel at
+its host. Prices come from a snapshot of LiteLLM's maintained table (price_table.py). For providers without
+an adapter here (Bedrock, Vertex, Azure, ...), ``litellm/NAME`` goes through LiteLLM itself when installed
+(the ``providers`` extra; litellm_client.py).
 
-Translation follows what LiteLLM sends for the same OpenAI-shaped conversation: system messages become the
+Translation follows what LiteLLM sends for the same OpenAI-shaped conversation (the turns, blocks and system
+text are equal on the wire: test_same_conversation_on_the_wire_as_litellm): system messages become the
 top-level system instruction; tool results become ``tool_result`` blocks (Anthropic) or ``functionResponse``
 parts (Gemini: a JSON-object result as the response, any other text as ``{"content": text}``); consecutive
 messages of one role are merged, as both APIs require alternation; empty turns are left out (both reject
-empty content). Anthropic gets ``max_tokens`` 8192 unless
-given (the API requires one) and no seed (it has none); Gemini gets the seed in ``generationConfig``.
+empty content). Where they differ: Anthropic gets ``max_tokens`` 8192 unless given (the API requires one;
+LiteLLM sends the model's maximum, 64000 for claude-sonnet-4-5) and ``tool_choice`` auto with tools (the
+API's default); Gemini gets tool schemas as ``parametersJsonSchema`` (JSON schema as given; LiteLLM rewrites
+them into ``parameters``' OpenAPI subset) and the seed in ``generationConfig``; Anthropic has no seed.
 """
 from __future__ import annotations
 
