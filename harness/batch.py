@@ -16,7 +16,8 @@ from typing import Any, Iterable, Optional
 
 from tqdm import tqdm
 
-from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, open_model
+from .build import GOLD, ModelSpec, Models, UsageCounter, describe, make_agent, make_user, open_model
+from .cost import RunCost, prices_record, user_table
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
 from .metrics import SummaryFields
@@ -48,6 +49,7 @@ class EvalPlan:
     seed: int = 0
     task_ids: Optional[list[str]] = None
     limit: Optional[int] = None
+    prices: Optional[str] = None  # a user's price table file (cost.py); mua's built-in table otherwise
 
 
 @dataclass
@@ -122,7 +124,14 @@ def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], mode
         "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
         "metrics": bench.declared_metrics().to_dict(),  # how results are read without the adapter (see metrics.py)
         "protocol": _protocol(bench, plan, tasks, overrides or []),
+        **_prices(plan),
     }
+
+
+def _prices(plan: EvalPlan) -> dict:
+    """config.json's "prices" (cost.py), for runs that play a model; nothing for the others."""
+    prices = prices_record({"agent": plan.agent, "user": plan.user, "judge": plan.judge}, user_table(plan.prices))
+    return {"prices": prices} if prices else {}
 
 
 def _check_resumable(run: RunDir, config: dict) -> None:
@@ -131,7 +140,7 @@ def _check_resumable(run: RunDir, config: dict) -> None:
         return
     # What mua records about itself (its version, the benchmark's declaration) may change between versions
     # without changing which episodes the run is made of; it is rewritten with the current one.
-    derived = ("mua_version", "metrics")
+    derived = ("mua_version", "metrics", "prices")  # prices: what the cost is computed at, not what was played
     diff = sorted(k for k in set(old) | set(config) if k not in derived and old.get(k) != config.get(k))
     if "protocol" in diff and "protocol" not in old:
         raise ConfigError(f"{run.path} was written before mua recorded run protocols (its requests may have used "
@@ -153,7 +162,8 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
     try:
         agent = make_agent(bench, task, plan.agent, models, seed)
         user = make_user(bench, task, models.user, seed, scripted=plan.agent.name == GOLD)
-        result = await run_episode(bench, task, agent, user, judge=models.judge)
+        judge = UsageCounter(models.judge) if models.judge is not None else None
+        result = await run_episode(bench, task, agent, user, judge=judge)
     except ModelError as e:
         record.update(reward=None, components={}, termination=None, turns=0, messages=[], usage={}, info={},
                       error=f"model error: {e}")
@@ -170,7 +180,8 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
     record.update(
         reward=score.reward, components=score.components, termination=result.termination, turns=result.turns,
         messages=[m.to_dict() for m in result.messages],
-        usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict()},
+        usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict(),
+               **({"judge": judge.usage.to_dict()} if judge is not None and judge.usage.requests else {})},
         info=_jsonable(score.info), error=None,
     )
     return record, time.monotonic() - start
@@ -186,9 +197,10 @@ class RunSummary:
         decl = declaration_of(config)
         self.parts = {s: (EpisodeStats(), SummaryFields(decl)) for s in config["tasks"]}
         self.overall = (EpisodeStats(), SummaryFields(decl))
+        self.cost = RunCost(config)
 
     def add(self, record: dict) -> None:
-        for acc in (*self.parts[record["subset"]], *self.overall):
+        for acc in (*self.parts[record["subset"]], *self.overall, self.cost):
             acc.add(record)
 
     def result(self) -> dict:
@@ -206,6 +218,7 @@ class RunSummary:
             "trials": trials,
             "subsets": {s: st.result(trials) | fields.result() for s, (st, fields) in self.parts.items()},
             "overall": self.overall[0].result(trials) | self.overall[1].result(),
+            **({"cost": cost} if (cost := self.cost.result()) is not None else {}),
         }
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import ConfigError
-from .leaderboard import FLAG_ORDER, FLAG_PROTOCOL, LEGEND, Row, display_label, fmt_cell, legend, protocol_refs
+from .leaderboard import (FLAG_ORDER, FLAG_PROTOCOL, LEGEND, Row, display_label, fmt_cell, fmt_cost, has_costs, legend,
+                          protocol_refs)
 
 # "plain" is tabulate's "simple" style: plain text with a rule under the header.
 TABLE_FORMATS = {"plain": "simple", "github": "github"}
@@ -20,8 +21,13 @@ def render_table(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence:
     header = ["model", "source"] + list(cols)
     refs = protocol_refs(rows)
     body = [[display_label(r, refs), r.source] + [fmt_cell(r.cells.get(c)) for c in cols] for r in rows]
-    table = tabulate(body, headers=header, tablefmt=TABLE_FORMATS[fmt], disable_numparse=True)
     notes = legend(rows, cols, confidence)
+    if has_costs(rows):  # the column only where some run recorded a cost
+        header.append("$")
+        body = [line + [fmt_cost(r)] for line, r in zip(body, rows)]
+        notes.append("  $ = USD the row's runs cost (summary.json), ? = some model's price is unknown (mua eval "
+                     "--prices)")
+    table = tabulate(body, headers=header, tablefmt=TABLE_FORMATS[fmt], disable_numparse=True)
     if fmt == "github":  # keep the notes readable as markdown under the table
         notes = [n.strip() if n.startswith("  ") else n for n in notes]
         return table + "\n\n" + "\n".join(f"- {n}" if i else n for i, n in enumerate(notes)) + "\n"
@@ -33,7 +39,7 @@ def render_csv(rows: Sequence[Row], cols: Sequence[str]) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["model", "published", "source", "metric", "value", "ci_low", "ci_high", "n_tasks", "flags",
-                "protocol"])
+                "protocol"] + (["cost_usd"] if has_costs(rows) else []))
     pct = lambda x: "" if x is None else f"{100 * x:.4f}"  # noqa: E731
     for r in rows:
         for c in cols:
@@ -41,7 +47,8 @@ def render_csv(rows: Sequence[Row], cols: Sequence[str]) -> str:
             if cell is None:
                 continue
             w.writerow([r.label, "yes" if r.published else "no", r.source, c, pct(cell.value), pct(cell.low),
-                        pct(cell.high), "" if cell.n is None else cell.n, cell.flags, " | ".join(r.protocol)])
+                        pct(cell.high), "" if cell.n is None else cell.n, cell.flags, " | ".join(r.protocol)]
+                       + ([fmt_cost(r).replace("-", "")] if has_costs(rows) else []))
     return out.getvalue()
 
 
