@@ -8,7 +8,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Iterable, Optional, Protocol, runtime_checkable
 
 from .metrics import MetricsDeclaration, generic
 from .protocol import RunProtocol
@@ -67,6 +67,15 @@ class EpisodeSpec:
     # tau2's protocol: a message that is empty, or has both text and tool calls, ends the episode with
     # agent_error / user_error (which then scores 0).
     single_kind_messages: bool = False
+
+
+@dataclass(frozen=True)
+class AgentPrompt:
+    """What the agent is shown before the conversation: the system prompt (may be empty) and the tools it is
+    offered during user turn ``turn`` (0-based, as ``Environment.agent_tools``)."""
+
+    system_prompt: str
+    tools_at: Callable[[int], list[ToolSpec]]
 
 
 @runtime_checkable
@@ -164,6 +173,13 @@ class Benchmark(ABC):
     @abstractmethod
     def start(self, task: Task) -> EpisodeSpec:
         """A fresh environment and prompt for one episode of ``task``."""
+
+    def agent_prompt(self, task: Task) -> "AgentPrompt":
+        """The agent's system prompt and its tools at each user turn, read without starting an episode (``mua
+        export`` reads them for every row). Adapters override this with a cheap form; the default starts an
+        episode, whose environment then answers ``tools_at``."""
+        spec = self.start(task)
+        return AgentPrompt(spec.system_prompt, spec.env.agent_tools)
 
     def limits(self, task: Task) -> Limits:
         """The budgets of an episode of ``task``, read without starting one (``start(task).limits`` is the

@@ -18,7 +18,8 @@ from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
+from mua.harness.interfaces import (Agent, AgentPrompt, Benchmark, ChatModel, Environment, EpisodeSpec, Limits,
+                                    User)
 from mua.harness.metrics import Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task, ToolCall, task_context
@@ -71,6 +72,10 @@ class AceBenchmark(Benchmark):
         context = task_context(task, AceContext)
         return EpisodeSpec(env=AceEnvironment(context.world), system_prompt=context.prompts["system"],
                            limits=self.limits(task))
+
+    def agent_prompt(self, task: Task) -> AgentPrompt:
+        context = task_context(task, AceContext)
+        return AgentPrompt(context.prompts["system"], lambda turn: list(context.world.tools))
 
     def limits(self, task: Task) -> Limits:
         return Limits(**self.declared_protocol().limits)

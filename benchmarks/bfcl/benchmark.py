@@ -11,14 +11,15 @@ from typing import Iterable, Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, ReplayItem, User
+from mua.harness.interfaces import (Agent, AgentPrompt, Benchmark, ChatModel, Environment, EpisodeSpec, Limits,
+                                    ReplayItem, User)
 from mua.harness.metrics import SUCCESS, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task
 from mua.harness.users import ScriptedUser
 
 from . import data
-from .environment import BfclEnvironment
+from .environment import BfclEnvironment, OfferedTools
 from .episode import gold_script, user_turns
 from .official import read_result_file
 from .scoring import score_messages
@@ -77,6 +78,9 @@ class BfclBenchmark(Benchmark):
 
     def start(self, task: Task) -> EpisodeSpec:
         return EpisodeSpec(env=BfclEnvironment(task, self.data_dir), system_prompt="", limits=self.limits(task))
+
+    def agent_prompt(self, task: Task) -> AgentPrompt:
+        return AgentPrompt("", OfferedTools(task, self.data_dir))
 
     def limits(self, task: Task) -> Limits:
         return Limits(**self.declared_protocol().limits)

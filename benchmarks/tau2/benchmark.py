@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
-                                    User)
+from mua.harness.interfaces import (Agent, AgentPrompt, Benchmark, ChatModel, EpisodeSpec, Environment, Limits,
+                                    ReplayItem, User)
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Message, Score, Task, task_context
@@ -84,10 +84,17 @@ class Tau2Benchmark(Benchmark):
         domain = self._domain(task)
         state = domain.new_state()
         domain.initialise(state, task.initial_state)
-        policy = task_context(task, Tau2Context).policy or domain.policy
-        return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=agent_system_prompt(policy),
+        return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=self._system_prompt(domain, task),
                            opening=[Message(role="assistant", content=FIRST_AGENT_MESSAGE)],
                            limits=self.limits(task), agent_stop_marker=STOP, single_kind_messages=True)
+
+    def _system_prompt(self, domain: Tau2Domain, task: Task) -> str:
+        return agent_system_prompt(task_context(task, Tau2Context).policy or domain.policy)
+
+    def agent_prompt(self, task: Task) -> AgentPrompt:
+        domain = self._domain(task)
+        tools = [t.spec for t in domain.agent_tools.values()]  # the same at every turn
+        return AgentPrompt(self._system_prompt(domain, task), lambda turn: list(tools))
 
     def limits(self, task: Task) -> Limits:
         return Limits(**self.declared_protocol().limits)
