@@ -13,7 +13,7 @@ from typing import Any, Callable, ClassVar, Iterable, Optional, Protocol, runtim
 from .metrics import MetricsDeclaration, generic
 from .protocol import RunProtocol
 from .protocol import generic as generic_protocol
-from .types import Message, Score, Task, ToolCall, ToolSpec, Usage
+from .types import Finding, Message, Score, Task, ToolCall, ToolSpec, Usage
 
 
 @dataclass
@@ -151,19 +151,20 @@ class Benchmark(ABC):
         return cls.protocol or generic_protocol()
 
     @classmethod
-    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
-        """Why an episode scored what it scored, as short lines for ``mua view``, read from a stored episode
-        row only (its ``components`` and the ``info`` the scorer wrote), so old runs explain themselves and
-        no data is needed. Adapters override this to spell out their findings (the missing action, the
-        failed assertion, the differing state); this default names the components that failed or were
-        skipped."""
-        lines = []
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[Finding]:
+        """Why an episode scored what it scored, one finding per reason (each names its score component), read
+        from a stored episode row only (its ``components`` and the ``info`` the scorer wrote), so old runs
+        explain themselves and no data is needed; ``mua view`` shows them. Adapters override this to spell out
+        their findings (the missing action, the failed assertion, the differing state), reading ``info``
+        through the same typed record their scorer writes it with; this default names the components that
+        failed or were skipped."""
+        findings = []
         for name, value in components.items():
             if value is None:
-                lines.append(f"{name}: not computed (unknown)")
+                findings.append(Finding(name, f"{name}: not computed (unknown)"))
             elif value < 1.0:
-                lines.append(f"{name}: {value:g}")
-        return lines
+                findings.append(Finding(name, f"{name}: {value:g}"))
+        return findings
 
     @abstractmethod
     def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
