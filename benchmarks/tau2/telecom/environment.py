@@ -143,14 +143,5 @@ class TelecomDomain(Tau2Domain):
         sync(state)
         return result
 
-    def check_env_assertion(self, state: TelecomState, assertion: dict) -> bool:
-        """One env_assertion as upstream's ``run_env_assertion`` (non-raising mode): the function must return a
-        bool; it passes when that equals ``assert_value`` (default True)."""
-        result = self.run_env_function(state, assertion.get("env_type", "assistant"), assertion["func_name"],
-                                       assertion.get("arguments") or {})
-        if not isinstance(result, bool):
-            raise ValueError(f"Function {assertion['func_name']} returned {type(result)} instead of bool")
-        return result == assertion.get("assert_value", True)
-
     def fingerprint(self, state: TelecomState) -> tuple[str, str]:
         return state.fingerprint()
