@@ -8,12 +8,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Iterable, Optional, Protocol, runtime_checkable
 
 from .metrics import MetricsDeclaration, generic
 from .protocol import RunProtocol
 from .protocol import generic as generic_protocol
-from .types import Message, Score, Task, ToolCall, ToolSpec, Usage
+from .types import Finding, Message, Score, Task, ToolCall, ToolSpec, Usage
 
 
 @dataclass
@@ -67,6 +67,15 @@ class EpisodeSpec:
     # tau2's protocol: a message that is empty, or has both text and tool calls, ends the episode with
     # agent_error / user_error (which then scores 0).
     single_kind_messages: bool = False
+
+
+@dataclass(frozen=True)
+class AgentPrompt:
+    """What the agent is shown before the conversation: the system prompt (may be empty) and the tools it is
+    offered during user turn ``turn`` (0-based, as ``Environment.agent_tools``)."""
+
+    system_prompt: str
+    tools_at: Callable[[int], list[ToolSpec]]
 
 
 @runtime_checkable
@@ -164,19 +173,20 @@ class Benchmark(ABC):
         return cls.protocol or generic_protocol()
 
     @classmethod
-    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
-        """Why an episode scored what it scored, as short lines for ``mua view``, read from a stored episode
-        row only (its ``components`` and the ``info`` the scorer wrote), so old runs explain themselves and
-        no data is needed. Adapters override this to spell out their findings (the missing action, the
-        failed assertion, the differing state); this default names the components that failed or were
-        skipped."""
-        lines = []
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[Finding]:
+        """Why an episode scored what it scored, one finding per reason (each names its score component), read
+        from a stored episode row only (its ``components`` and the ``info`` the scorer wrote), so old runs
+        explain themselves and no data is needed; ``mua view`` shows them. Adapters override this to spell out
+        their findings (the missing action, the failed assertion, the differing state), reading ``info``
+        through the same typed record their scorer writes it with; this default names the components that
+        failed or were skipped."""
+        findings = []
         for name, value in components.items():
             if value is None:
-                lines.append(f"{name}: not computed (unknown)")
+                findings.append(Finding(name, f"{name}: not computed (unknown)"))
             elif value < 1.0:
-                lines.append(f"{name}: {value:g}")
-        return lines
+                findings.append(Finding(name, f"{name}: {value:g}"))
+        return findings
 
     def end_state_diff(self, task: Task, messages: list[Message]) -> Optional[list[dict]]:
         """Where the end state of the episode ``messages`` (replayed in a fresh environment) differs from the end
@@ -192,6 +202,13 @@ class Benchmark(ABC):
     @abstractmethod
     def start(self, task: Task) -> EpisodeSpec:
         """A fresh environment and prompt for one episode of ``task``."""
+
+    def agent_prompt(self, task: Task) -> "AgentPrompt":
+        """The agent's system prompt and its tools at each user turn, read without starting an episode (``mua
+        export`` reads them for every row). Adapters override this with a cheap form; the default starts an
+        episode, whose environment then answers ``tools_at``."""
+        spec = self.start(task)
+        return AgentPrompt(spec.system_prompt, spec.env.agent_tools)
 
     def limits(self, task: Task) -> Limits:
         """The budgets of an episode of ``task``, read without starting one (``start(task).limits`` is the
