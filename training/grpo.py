@@ -15,7 +15,7 @@ from mua.harness.selection import TaskSelection, read_split_file, select_tasks
 from mua.harness.types import Task
 
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend, reload_weights_on_cpu
-from .checkpoints import atomic, clear_staging
+from .checkpoints import atomic, clear_staging, save_final_model
 from .config import SCRIPTED, TrainConfig, check_checkpoint_dir, check_user_model, model_params
 from mua.harness.models.stream import TemplateSuffixer, stop_text_of
 
@@ -132,7 +132,8 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = atomic(trainer_cls or GRPOTrainer)(
         model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,
-        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(cfg.out, cfg.progress)])
+        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(cfg.out, cfg.progress)],
+        peft_config=cfg.peft_config())
     if cfg.generation == "vllm_colocate" and not torch.cuda.is_available():
         reload_weights_on_cpu(trainer.vllm_generation)
     return trainer, rollout
@@ -183,5 +184,5 @@ def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
         kept = (f"checkpoint-{stop.stopped_at} (the last finished step) is in {out}; re-run the same command to "
                 "resume from it" if stop.stopped_at else "no step had finished, so nothing was saved")
         raise TrainingInterrupted(f"interrupted: the step in progress was discarded; {kept}")
-    trainer.save_model(str(out))  # model, tokenizer and chat template: `mua eval --agent-model OUT` loads it
+    save_final_model(trainer, out)  # model, tokenizer and chat template: `mua eval --agent-model OUT` loads it
     return out
