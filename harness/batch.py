@@ -20,7 +20,8 @@ from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, ope
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
 from .metrics import SummaryFields
-from .protocol import ROLES, RunProtocol, data_record, record, role_params
+from .plan import protocol_record, role_record, under_protocol
+from .protocol import ROLES, RunProtocol
 from .registry import open_benchmark
 from .results import EpisodeIndex, EpisodeKey, JsonlAppender, RunDir, rewrite_in_order, write_json
 from .runner import run_episode
@@ -82,9 +83,8 @@ def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list
         if spec is None or spec.name == GOLD:
             specs[role] = spec
             continue
-        params, changed = role_params(official.role(role), spec.params)
-        overrides += [f"{role}.{k}" for k in changed]
-        specs[role] = replace(spec, params=params, seed=official.role(role).seed)
+        specs[role], changed = under_protocol(official, role, spec)  # the plan `mua train` applies too
+        overrides += changed
     trials = plan.trials
     if trials is None:
         trials = 1 if plan.agent.name == GOLD else official.trials
@@ -96,16 +96,13 @@ def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list
 def _protocol(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], overrides: list[str]) -> dict:
     """config.json's "protocol": what this run sends per role, its budgets, trials and data checksums, beside
     the benchmark's official protocol (see protocol.py)."""
-    official = bench.declared_protocol()
     user_played = plan.agent.name != GOLD and any(bench.needs_user_model(s) for s in tasks)
     roles = {}
     for role in ROLES:
         spec = getattr(plan, role)
         played = spec is not None and spec.name != GOLD and (role != "user" or user_played)
-        roles[role] = {"model": spec.name, "params": spec.params, "seed": spec.seed} if played else None
-    prefixes = [p.format(subset=s) for p in official.data for s in tasks]
-    return record(official, _jsonable(roles), plan.trials or 1, dict(official.limits), overrides,
-                  data_record(bench.data_dir, prefixes))
+        roles[role] = role_record(spec) if played else None
+    return protocol_record(bench, roles, plan.trials or 1, list(tasks), overrides)
 
 
 def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models,

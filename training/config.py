@@ -20,7 +20,9 @@ from typing import Any, Optional, Union
 
 from trl import GRPOConfig
 
+from mua.harness.build import ModelSpec
 from mua.harness.errors import ConfigError
+from mua.harness.plan import departures, under_protocol
 from mua.harness.selection import read_split_file
 
 from .settings import LoraSettings, coerce_fields, mua_field, parse_settings, settle_device_and_precision, trl_field
@@ -57,12 +59,17 @@ class TrainConfig(GRPOConfig, LoraSettings):
     allow_scripted_user: bool = _help("tests and smoke runs only: the scripted user where a user model is needed "
                                       "(its rewards carry no training signal)", False)
     user_base_url: Optional[str] = _help("OpenAI-compatible base URL of the user model")
-    user_params: Union[dict, str, None] = _help("user model parameters (a mapping, or JSON on the command line)",
-                                                factory=lambda: {"temperature": 0.0})
+    user_params: Union[dict, str, None] = _help("user model request parameters on top of the benchmark's run "
+                                                "protocol, as `mua eval --user-params` (a mapping, or JSON); a "
+                                                "departure from the protocol needs allow_protocol_departure",
+                                                factory=dict)
     judge_model: Optional[str] = _help("LLM judge for tau2 NL assertions (without one they are skipped)")
     judge_base_url: Optional[str] = _help("OpenAI-compatible base URL of the judge model")
-    judge_params: Union[dict, str, None] = _help("judge model parameters (a mapping, or JSON)",
-                                                 factory=lambda: {"temperature": 0.0})
+    judge_params: Union[dict, str, None] = _help("judge model request parameters on top of the benchmark's run "
+                                                 "protocol (a mapping, or JSON)", factory=dict)
+    allow_protocol_departure: bool = _help("train against a user or judge decoding other than the benchmark's run "
+                                           "protocol, which `mua eval` scores with (recorded in train_config.json)",
+                                           False)
     incomplete_scores: str = _help("'drop': no reward when the score skipped components; 'keep': partial", "drop")
 
     batch_size: Optional[int] = _help("episodes per device per step (= per_device_train_batch_size; a multiple "
@@ -185,6 +192,7 @@ class TrainConfig(GRPOConfig, LoraSettings):
             if subset not in bench.subsets:
                 raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
         check_user_model(self, bench)
+        protocol_specs(self, bench)
         return self
 
 
@@ -246,6 +254,40 @@ def check_user_model(cfg: TrainConfig, bench: Any) -> None:
                           f"user_base_url, or a local checkpoint directory). {why}")
     raise ConfigError(f"user_model: scripted refused: {why}. For tests and smoke runs only, set "
                       "allow_scripted_user: true (--allow-scripted-user)")
+
+
+def protocol_specs(cfg: TrainConfig, bench: Any) -> tuple[Optional[ModelSpec], Optional[ModelSpec], list[str]]:
+    """The user and judge models as `mua eval` runs them (the run plan of harness/plan.py: the benchmark's
+    protocol under the given params) and the overrides. A departure from the protocol is refused unless
+    ``allow_protocol_departure``: a policy must be trained against the simulator it is scored with."""
+    official = bench.declared_protocol()
+    user = None if cfg.user_model in (None, SCRIPTED) else ModelSpec(cfg.user_model, cfg.user_base_url,
+                                                                     model_params(cfg.user_params))
+    judge = ModelSpec(cfg.judge_model, cfg.judge_base_url, model_params(cfg.judge_params)) if cfg.judge_model \
+        else None
+    user, user_changes = under_protocol(official, "user", user)
+    judge, judge_changes = under_protocol(official, "judge", judge)
+    overrides = user_changes + judge_changes
+    departed = departures(overrides)
+    if departed and not cfg.allow_protocol_departure:
+        said = "; ".join(f"{o} {_shown(o, user, judge)} (official {_official(o, official)})" for o in departed)
+        raise ConfigError(f"{said}: this departs from {bench.name}'s run protocol, which `mua eval` scores with, so "
+                          "the policy would train against another simulator than the one that scores it. Drop "
+                          "the setting, or set allow_protocol_departure: true (--allow-protocol-departure; recorded "
+                          "in train_config.json)")
+    return user, judge, overrides
+
+
+def _shown(override: str, user: Optional[ModelSpec], judge: Optional[ModelSpec]) -> str:
+    role, key = override.split(".", 1)
+    spec = user if role == "user" else judge
+    return json.dumps(spec.params.get(key) if spec else None)
+
+
+def _official(override: str, official: Any) -> str:
+    role, key = override.split(".", 1)
+    params = official.role(role).params
+    return json.dumps(params[key]) if key in params else "unset"
 
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")

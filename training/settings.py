@@ -21,7 +21,11 @@ LORA_FIELDS = ("use_peft", "lora_r", "lora_alpha", "lora_dropout", "lora_target_
 
 def trl_field(base: type, name: str, default: Any) -> Any:
     """TRL's field ``name`` of ``base`` with mua's default (and TRL's help text)."""
-    return field(default=default, metadata=dict(base.__dataclass_fields__[name].metadata))
+    return field(default=default, metadata=dict(_fields_of(base)[name].metadata))
+
+
+def _fields_of(cls: type) -> dict[str, Field]:
+    return {f.name: f for f in fields(cls)}
 
 
 def mua_field(text: str, default: Any = None, factory: Any = None) -> Any:
@@ -159,9 +163,9 @@ def parse_settings(cls: type, base: type, argv: list[str], prog: str, descriptio
     from trl import TrlParser
 
     # mua's own fields and the TRL fields it gives its own defaults: those declared in the class itself
-    own = [name for name in vars(cls).get("__annotations__", {}) if name in cls.__dataclass_fields__
-           and name not in LORA_FIELDS]
-    lora = [name for name in LORA_FIELDS if name in cls.__dataclass_fields__]
+    declared = _fields_of(cls)
+    own = [name for name in vars(cls).get("__annotations__", {}) if name in declared and name not in LORA_FIELDS]
+    lora = [name for name in LORA_FIELDS if name in declared]
 
     class Parser(TrlParser):
         def error(self, message):  # argparse would print usage and exit; mua reports one line
