@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"mua train: {exc}", file=sys.stderr)
         return 130
     if os.environ.get("RANK", "0") == "0":  # under accelerate/torchrun every rank runs this command
-        print(f"trained policy written to {out}; score it with: mua eval --benchmark {cfg.benchmark} "
-              f"--agent-model {out}")
+        from ...training.hint import eval_command, shown
+
+        print(f"trained policy written to {out}; score it on the held-out tasks with:\n  "
+              f"{shown(eval_command(cfg, bench, out))}")
     return 0
