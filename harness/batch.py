@@ -16,7 +16,7 @@ from typing import Any, Iterable, Optional
 
 from tqdm import tqdm
 
-from .build import GOLD, ModelSpec, Models, describe, make_agent, make_user, open_model
+from .build import ModelSpec, Models, describe, make_agent, make_user, open_model
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
 from .metrics import SummaryFields
@@ -80,15 +80,15 @@ def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list
     specs = {}
     for role in ROLES:
         spec = getattr(plan, role)
-        if spec is None or spec.name == GOLD:
+        if spec is None or spec.gold:
             specs[role] = spec
             continue
         specs[role], changed = under_protocol(official, role, spec)  # the plan `mua train` applies too
         overrides += changed
     trials = plan.trials
     if trials is None:
-        trials = 1 if plan.agent.name == GOLD else official.trials
-    elif trials != official.trials and plan.agent.name != GOLD:
+        trials = 1 if plan.agent.gold else official.trials
+    elif trials != official.trials and not plan.agent.gold:
         overrides.append("trials")
     return replace(plan, trials=trials, **specs), overrides
 
@@ -96,11 +96,11 @@ def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list
 def _protocol(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], overrides: list[str]) -> dict:
     """config.json's "protocol": what this run sends per role, its budgets, trials and data checksums, beside
     the benchmark's official protocol (see protocol.py)."""
-    user_played = plan.agent.name != GOLD and any(bench.needs_user_model(s) for s in tasks)
+    user_played = not plan.agent.gold and any(bench.needs_user_model(s) for s in tasks)
     roles = {}
     for role in ROLES:
         spec = getattr(plan, role)
-        played = spec is not None and spec.name != GOLD and (role != "user" or user_played)
+        played = spec is not None and not spec.gold and (role != "user" or user_played)
         roles[role] = role_record(spec) if played else None
     return protocol_record(bench, roles, plan.trials or 1, list(tasks), overrides)
 
@@ -149,7 +149,7 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
     start = time.monotonic()
     try:
         agent = make_agent(bench, task, plan.agent, models, seed)
-        user = make_user(bench, task, models.user, seed, scripted=plan.agent.name == GOLD)
+        user = make_user(bench, task, models.user, seed, scripted=plan.agent.gold)
         result = await run_episode(bench, task, agent, user, judge=models.judge)
     except ModelError as e:
         record.update(reward=None, components={}, termination=None, turns=0, messages=[], usage={}, info={},
@@ -256,7 +256,7 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     bench = open_benchmark(plan.benchmark, data_dir)
     plan, overrides = with_protocol(plan, bench.declared_protocol())
     tasks = select_tasks(bench, plan)
-    if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
+    if not plan.agent.gold and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
     if plan.judge is None and (note := bench.unjudged_checks([t for ts in tasks.values() for t in ts])):
         log.warning("%s", note)
