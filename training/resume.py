@@ -32,7 +32,8 @@ MAY_CHANGE = frozenset({
 # ... and every TRL setting with one of these prefixes (logging, hub, dataloader workers, vLLM server address)
 MAY_CHANGE_PREFIXES = ("logging_", "log_", "hub_", "push_to_hub", "trackio_", "dataloader_", "save_",
                        "vllm_server_", "vllm_gpu_memory", "vllm_enable_sleep")
-_SAMPLE = re.compile(r"step-(\d+)\.\d+\.jsonl")
+_SAMPLE = re.compile(r"step-(\d+)\.jsonl")  # samples/step-<training step>.jsonl (see rollout.sample_file)
+_OLD_SAMPLE = re.compile(r"step-(\d+)\.\d+\.jsonl")  # before: step-<global step before it>.<round>.jsonl
 
 
 def _comparable(values: dict) -> dict:
@@ -109,8 +110,8 @@ def rewind_logs(output_dir: Path, step: int) -> None:
         if len(kept) != len(rows):
             metrics.write_text("".join(kept), encoding="utf-8")
     for sample in (output_dir / "samples").glob("step-*.jsonl"):
-        match = _SAMPLE.fullmatch(sample.name)
-        if match and int(match.group(1)) >= step:
+        match, old = _SAMPLE.fullmatch(sample.name), _OLD_SAMPLE.fullmatch(sample.name)
+        if (match and int(match.group(1)) > step) or (old and int(old.group(1)) >= step):
             sample.unlink()
 
 
