@@ -132,3 +132,13 @@ def test_ctrl_c_saves_the_step_and_the_same_command_resumes_to_the_same_weights(
     # another setting that changes what is trained is refused, naming it
     assert main(["sft", *_args(tiny_checkpoint, ds, out, "--max-steps", 3, "--learning-rate", 1e-3)]) == 2
     assert "learning_rate" in capsys.readouterr().err
+
+
+def test_the_example_config_reads():
+    from pathlib import Path
+
+    from mua.training.sft_config import parse_sft_config
+
+    example = Path(__file__).resolve().parents[2] / "training/configs/sft.yaml"
+    cfg = parse_sft_config(["--config", str(example)])
+    assert cfg.use_peft and cfg.peft_config().r == 16 and cfg.min_reward == 1.0 and cfg.max_steps == 300
