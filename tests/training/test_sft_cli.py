@@ -142,3 +142,14 @@ def test_the_example_config_reads():
     example = Path(__file__).resolve().parents[2] / "training/configs/sft.yaml"
     cfg = parse_sft_config(["--config", str(example)])
     assert cfg.use_peft and cfg.peft_config().r == 16 and cfg.min_reward == 1.0 and cfg.max_steps == 300
+
+
+def test_an_interrupted_run_exits_130_saying_how_to_resume(monkeypatch, capsys):
+    from mua.training import sft
+
+    def interrupted(cfg):
+        raise sft.SftInterrupted("interrupted: checkpoint-1 (the last finished step) is in o; re-run the same "
+                                 "command to resume from it")
+    monkeypatch.setattr(sft, "sft_train", interrupted)
+    assert main(["sft", "--policy", "p", "--dataset", "d"]) == 130
+    assert "mua sft: interrupted: checkpoint-1" in capsys.readouterr().err
