@@ -16,12 +16,13 @@ from typing import Any, Iterable, Optional
 
 from tqdm import tqdm
 
-from .build import GOLD, ModelSpec, Models, UsageCounter, describe, make_agent, make_user, open_model
+from .build import ModelSpec, Models, UsageCounter, describe, make_agent, make_user, open_model
 from .cost import RunCost, prices_record, user_table
 from .errors import ConfigError, ModelError, MuaError
 from .interfaces import Benchmark
 from .metrics import SummaryFields
-from .protocol import ROLES, RunProtocol, data_record, record, role_params
+from .plan import protocol_record, role_record, under_protocol
+from .protocol import ROLES, RunProtocol
 from .registry import open_benchmark
 from .results import EpisodeIndex, EpisodeKey, JsonlAppender, RunDir, rewrite_in_order, write_json
 from .runner import run_episode
@@ -81,16 +82,15 @@ def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list
     specs = {}
     for role in ROLES:
         spec = getattr(plan, role)
-        if spec is None or spec.name == GOLD:
+        if spec is None or spec.gold:
             specs[role] = spec
             continue
-        params, changed = role_params(official.role(role), spec.params)
-        overrides += [f"{role}.{k}" for k in changed]
-        specs[role] = replace(spec, params=params, seed=official.role(role).seed)
+        specs[role], changed = under_protocol(official, role, spec)  # the plan `mua train` applies too
+        overrides += changed
     trials = plan.trials
     if trials is None:
-        trials = 1 if plan.agent.name == GOLD else official.trials
-    elif trials != official.trials and plan.agent.name != GOLD:
+        trials = 1 if plan.agent.gold else official.trials
+    elif trials != official.trials and not plan.agent.gold:
         overrides.append("trials")
     return replace(plan, trials=trials, **specs), overrides
 
@@ -98,16 +98,13 @@ def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list
 def _protocol(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], overrides: list[str]) -> dict:
     """config.json's "protocol": what this run sends per role, its budgets, trials and data checksums, beside
     the benchmark's official protocol (see protocol.py)."""
-    official = bench.declared_protocol()
-    user_played = plan.agent.name != GOLD and any(bench.needs_user_model(s) for s in tasks)
+    user_played = not plan.agent.gold and any(bench.needs_user_model(s) for s in tasks)
     roles = {}
     for role in ROLES:
         spec = getattr(plan, role)
-        played = spec is not None and spec.name != GOLD and (role != "user" or user_played)
-        roles[role] = {"model": spec.name, "params": spec.params, "seed": spec.seed} if played else None
-    prefixes = [p.format(subset=s) for p in official.data for s in tasks]
-    return record(official, _jsonable(roles), plan.trials or 1, dict(official.limits), overrides,
-                  data_record(bench.data_dir, prefixes))
+        played = spec is not None and not spec.gold and (role != "user" or user_played)
+        roles[role] = role_record(spec) if played else None
+    return protocol_record(bench, roles, plan.trials or 1, list(tasks), overrides)
 
 
 def _config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], models: Models,
@@ -161,7 +158,7 @@ async def _play(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models
     start = time.monotonic()
     try:
         agent = make_agent(bench, task, plan.agent, models, seed)
-        user = make_user(bench, task, models.user, seed, scripted=plan.agent.name == GOLD)
+        user = make_user(bench, task, models.user, seed, scripted=plan.agent.gold)
         judge = UsageCounter(models.judge) if models.judge is not None else None
         result = await run_episode(bench, task, agent, user, judge=judge)
     except ModelError as e:
@@ -272,7 +269,7 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     bench = open_benchmark(plan.benchmark, data_dir)
     plan, overrides = with_protocol(plan, bench.declared_protocol())
     tasks = select_tasks(bench, plan)
-    if plan.agent.name != GOLD and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
+    if not plan.agent.gold and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
     if plan.judge is None and (note := bench.unjudged_checks([t for ts in tasks.values() for t in ts])):
         log.warning("%s", note)

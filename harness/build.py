@@ -23,9 +23,18 @@ class ModelSpec:
     params: dict = field(default_factory=dict)  # temperature, max_tokens, ...
     api_key_env: str = "OPENAI_API_KEY"  # the variable's name is recorded, never its value
     seed: bool = True  # send the episode's seed with each request (some official runners send none)
+    # the benchmark's gold agent (`--agent gold`), not a model: a model may well be named "gold"
+    gold: bool = False
+
+    @classmethod
+    def gold_agent(cls) -> "ModelSpec":
+        return cls(name=GOLD, gold=True)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """What config.json records (the gold agent as {"name": "gold", ...}, as it always has been)."""
+        out = asdict(self)
+        del out["gold"]
+        return out
 
 
 @dataclass
@@ -62,7 +71,7 @@ class Models:
 
 
 def open_model(spec: Optional[ModelSpec]) -> Optional[ChatModel]:
-    if spec is None or spec.name == GOLD:
+    if spec is None or spec.gold:
         return None
     from .models import make_chat_model  # lazy: gold runs need no client at all
 
@@ -102,7 +111,7 @@ class UsageCounter:
 
 
 def make_agent(bench: Benchmark, task: Task, agent_spec: ModelSpec, models: Models, seed: int) -> Agent:
-    if agent_spec.name == GOLD:
+    if agent_spec.gold:
         return bench.gold_agent(task)
     assert models.agent is not None
     return ModelAgent(models.agent, seed=seed)

@@ -33,7 +33,7 @@ def prices_record(models: Mapping[str, Any], table: Optional[dict[str, Price]] =
     no role has one."""
     out: dict[str, dict] = {}
     for role, spec in models.items():
-        if spec is None or spec.name == "gold":
+        if spec is None or spec.gold:
             continue
         price = price_of(spec.name, spec.base_url, table)
         out[role] = {"model": spec.name, "price": price.to_dict() if price else None}

@@ -158,6 +158,8 @@ class Benchmark(ABC):
     # Splits meant for training, never reported (tau2's "train"). Training refuses every other split unless
     # the run names its own train/held-out division (a split file) or forces it (allow_test_split).
     train_splits: tuple[str, ...] = ()
+    # The split a policy trained on ``train_splits`` is reported on (disjoint from them); None: default_split.
+    held_out_split: Optional[str] = None
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)

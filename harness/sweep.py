@@ -143,6 +143,8 @@ def _finite(value: Any, where: str) -> None:
 def _model(data: Any, where: str) -> ModelSpec:
     from .models.openai_client import check_base_url
 
+    if data == GOLD:  # the bare word is the gold agent; a mapping {name: gold} is a model named "gold"
+        return ModelSpec.gold_agent()
     if isinstance(data, str):
         data = {"name": data}
     if not isinstance(data, dict):
@@ -192,7 +194,7 @@ def _endpoint_key(url: str) -> str:
 def endpoint(spec: Optional[ModelSpec]) -> Optional[str]:
     """Where a model's requests go, as the budget key: its base URL (default as the client picks it), a local
     checkpoint's path, or None for the gold agent."""
-    if spec is None or spec.name == GOLD:
+    if spec is None or spec.gold:
         return None
     if spec.base_url:
         return _endpoint_key(spec.base_url)

@@ -94,3 +94,18 @@ def atomic(trainer_cls: type) -> type:
     if issubclass(trainer_cls, AtomicCheckpoints):
         return trainer_cls
     return type(trainer_cls.__name__, (AtomicCheckpoints, trainer_cls), {})
+
+
+def save_final_model(trainer, output_dir: Path) -> None:
+    """The trained model as a plain checkpoint in ``output_dir`` (weights, config, tokenizer with its chat
+    template), loadable by `mua eval --agent-model` and vLLM. A LoRA adapter is merged into its base first (the
+    checkpoints keep the adapter alone)."""
+    model = trainer.accelerator.unwrap_model(trainer.model)
+    if not hasattr(model, "merge_and_unload"):  # not a PEFT model
+        trainer.save_model(str(output_dir))
+        return
+    if trainer.accelerator.is_main_process:
+        merged = model.merge_and_unload()  # folds B @ A into the base weights; training is over
+        merged.save_pretrained(str(output_dir))
+        trainer.processing_class.save_pretrained(str(output_dir))
+    trainer.accelerator.wait_for_everyone()

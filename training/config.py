@@ -13,17 +13,19 @@ A few mua names stand for TRL fields (they are kept in step): ``batch_size`` is 
 from __future__ import annotations
 
 import json
-import math
-import types
 import warnings
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
+from typing import Any, Optional, Union
 
 from trl import GRPOConfig
 
+from mua.harness.build import ModelSpec
 from mua.harness.errors import ConfigError
+from mua.harness.plan import departures, under_protocol
 from mua.harness.selection import read_split_file
+
+from .settings import LoraSettings, coerce_fields, mua_field, parse_settings, settle_device_and_precision, trl_field
 
 GENERATION_BACKENDS = ("transformers", "vllm_colocate", "vllm_server")
 SCRIPTED = "scripted"  # the benchmark's scripted (gold) user instead of a user model
@@ -31,18 +33,14 @@ CONSTANT_SCHEDULES = ("constant", "constant_with_warmup")
 
 
 def _trl(name: str, default: Any) -> Any:
-    """TRL's field ``name`` with mua's default (and TRL's help text)."""
-    return field(default=default, metadata=dict(GRPOConfig.__dataclass_fields__[name].metadata))
+    return trl_field(GRPOConfig, name, default)
 
 
-def _help(text: str, default: Any = None, factory: Any = None) -> Any:
-    if factory is not None:
-        return field(default_factory=factory, metadata={"help": text})
-    return field(default=default, metadata={"help": text})
+_help = mua_field
 
 
 @dataclass
-class TrainConfig(GRPOConfig):
+class TrainConfig(GRPOConfig, LoraSettings):
     policy: str = _help("checkpoint directory of the policy (weights, tokenizer with a chat template)", "")
     benchmark: str = _help("benchmark name (e.g. tau2)", "")
     subsets: list[str] = _help("subsets (default: all); a comma-separated string is accepted", factory=list)
@@ -61,12 +59,17 @@ class TrainConfig(GRPOConfig):
     allow_scripted_user: bool = _help("tests and smoke runs only: the scripted user where a user model is needed "
                                       "(its rewards carry no training signal)", False)
     user_base_url: Optional[str] = _help("OpenAI-compatible base URL of the user model")
-    user_params: Union[dict, str, None] = _help("user model parameters (a mapping, or JSON on the command line)",
-                                                factory=lambda: {"temperature": 0.0})
+    user_params: Union[dict, str, None] = _help("user model request parameters on top of the benchmark's run "
+                                                "protocol, as `mua eval --user-params` (a mapping, or JSON); a "
+                                                "departure from the protocol needs allow_protocol_departure",
+                                                factory=dict)
     judge_model: Optional[str] = _help("LLM judge for tau2 NL assertions (without one they are skipped)")
     judge_base_url: Optional[str] = _help("OpenAI-compatible base URL of the judge model")
-    judge_params: Union[dict, str, None] = _help("judge model parameters (a mapping, or JSON)",
-                                                 factory=lambda: {"temperature": 0.0})
+    judge_params: Union[dict, str, None] = _help("judge model request parameters on top of the benchmark's run "
+                                                 "protocol (a mapping, or JSON)", factory=dict)
+    allow_protocol_departure: bool = _help("train against a user or judge decoding other than the benchmark's run "
+                                           "protocol, which `mua eval` scores with (recorded in train_config.json)",
+                                           False)
     incomplete_scores: str = _help("'drop': no reward when the score skipped components; 'keep': partial", "drop")
 
     batch_size: Optional[int] = _help("episodes per device per step (= per_device_train_batch_size; a multiple "
@@ -96,17 +99,14 @@ class TrainConfig(GRPOConfig):
     max_completion_length: Optional[int] = _trl("max_completion_length", 256)
     max_steps: int = _trl("max_steps", 100)
     seed: int = _trl("seed", 0)
-    bf16: Optional[bool] = _trl("bf16", False)
+    bf16: Optional[bool] = _trl("bf16", None)  # TRL's default on a GPU; off on the CPU (settle_device_and_precision)
     save_steps: float = _trl("save_steps", 50)
     save_total_limit: Optional[int] = _trl("save_total_limit", 3)
     logging_steps: float = _trl("logging_steps", 1)
     disable_dropout: bool = _trl("disable_dropout", True)
 
     def __post_init__(self):
-        for name in _CHECKED:  # settings built in code or read from YAML get the checks a flag gets
-            value = getattr(self, name)
-            if name in _MUA_FIELDS or value != _TRL_DEFAULTS.get(name, value):
-                setattr(self, name, _coerce(name, value))
+        coerce_fields(self, GRPOConfig)
         if self.split == "":  # how a flag names no split: all tasks (--split "")
             self.split = None
         if self.batch_size is not None:
@@ -121,10 +121,7 @@ class TrainConfig(GRPOConfig):
             self.vllm_server_base_url = self.vllm_server_url
         if not self.progress:
             self.disable_tqdm = True
-        import torch
-
-        if not torch.cuda.is_available():
-            self.use_cpu = True
+        settle_device_and_precision(self)
         try:
             with warnings.catch_warnings():  # transformers' own deprecation notice about its own defaults
                 warnings.filterwarnings("ignore", message=".*gradient_checkpointing.* is deprecated")
@@ -195,14 +192,9 @@ class TrainConfig(GRPOConfig):
             if subset not in bench.subsets:
                 raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
         check_user_model(self, bench)
+        protocol_specs(self, bench)
         return self
 
-
-_MUA_FIELDS = tuple(f.name for f in fields(TrainConfig) if f.name not in GRPOConfig.__dataclass_fields__)
-_TRL_DEFAULTS = {f.name: f.default for f in fields(GRPOConfig)}  # TRL's own defaults are TRL's business
-_SCALARS = (bool, int, float, str, Optional[bool], Optional[int], Optional[float], Optional[str])
-_CHECKED = _MUA_FIELDS + tuple(name for name, kind in get_type_hints(GRPOConfig).items()  # TRL's scalars
-                               if name in _TRL_DEFAULTS and kind in _SCALARS)
 
 
 def model_params(value: Union[dict, str, None]) -> dict:
@@ -213,29 +205,7 @@ def model_params(value: Union[dict, str, None]) -> dict:
 def parse_config(argv: list[str]) -> TrainConfig:
     """``mua train``'s arguments (``--config FILE`` and flags) as a :class:`TrainConfig`; bad keys, flags and
     values are a ConfigError naming them."""
-    import yaml
-    from trl import TrlParser
-
-    class Parser(TrlParser):
-        def error(self, message):  # argparse would print usage and exit; mua reports one line
-            raise ConfigError(message)
-
-    parser = Parser(TrainConfig, prog="mua train", description=DESCRIPTION, allow_abbrev=False)
-    try:
-        (cfg,) = parser.parse_args_and_config(list(argv))
-    except OSError as exc:
-        raise ConfigError(f"cannot read training config: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"training config is not valid YAML: {exc}") from None
-    except ValueError as exc:
-        text = str(exc)
-        if text.startswith("Unknown arguments from config file"):
-            raise ConfigError(f"unknown training setting in the config file: {text.split(':', 1)[1].strip()}; "
-                              "every key must be a field of mua's TrainConfig or TRL's GRPOConfig") from None
-        if text.startswith("Some specified arguments are not used"):
-            raise ConfigError(f"unknown flags: {text.split(':', 1)[1].strip()}") from None
-        raise ConfigError(text) from None
-    return cfg
+    return parse_settings(TrainConfig, GRPOConfig, argv, "mua train", DESCRIPTION)
 
 
 DESCRIPTION = (
@@ -286,6 +256,40 @@ def check_user_model(cfg: TrainConfig, bench: Any) -> None:
                       "allow_scripted_user: true (--allow-scripted-user)")
 
 
+def protocol_specs(cfg: TrainConfig, bench: Any) -> tuple[Optional[ModelSpec], Optional[ModelSpec], list[str]]:
+    """The user and judge models as `mua eval` runs them (the run plan of harness/plan.py: the benchmark's
+    protocol under the given params) and the overrides. A departure from the protocol is refused unless
+    ``allow_protocol_departure``: a policy must be trained against the simulator it is scored with."""
+    official = bench.declared_protocol()
+    user = None if cfg.user_model in (None, SCRIPTED) else ModelSpec(cfg.user_model, cfg.user_base_url,
+                                                                     model_params(cfg.user_params))
+    judge = ModelSpec(cfg.judge_model, cfg.judge_base_url, model_params(cfg.judge_params)) if cfg.judge_model \
+        else None
+    user, user_changes = under_protocol(official, "user", user)
+    judge, judge_changes = under_protocol(official, "judge", judge)
+    overrides = user_changes + judge_changes
+    departed = departures(overrides)
+    if departed and not cfg.allow_protocol_departure:
+        said = "; ".join(f"{o} {_shown(o, user, judge)} (official {_official(o, official)})" for o in departed)
+        raise ConfigError(f"{said}: this departs from {bench.name}'s run protocol, which `mua eval` scores with, so "
+                          "the policy would train against another simulator than the one that scores it. Drop "
+                          "the setting, or set allow_protocol_departure: true (--allow-protocol-departure; recorded "
+                          "in train_config.json)")
+    return user, judge, overrides
+
+
+def _shown(override: str, user: Optional[ModelSpec], judge: Optional[ModelSpec]) -> str:
+    role, key = override.split(".", 1)
+    spec = user if role == "user" else judge
+    return json.dumps(spec.params.get(key) if spec else None)
+
+
+def _official(override: str, official: Any) -> str:
+    role, key = override.split(".", 1)
+    params = official.role(role).params
+    return json.dumps(params[key]) if key in params else "unset"
+
+
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model", "vocab.json")
 
 
@@ -299,61 +303,3 @@ def check_checkpoint_dir(policy: str) -> None:
     if not any((path / name).is_file() for name in TOKENIZER_FILES):
         raise ConfigError(f"policy {policy} has no tokenizer files (one of {', '.join(TOKENIZER_FILES)}); save "
                           "the tokenizer beside the weights (tokenizer.save_pretrained)")
-
-
-def _kind_name(kind: Any) -> str:
-    if get_origin(kind) is list:
-        return "a list of strings (or one comma-separated string)"
-    return {bool: "true or false", int: "an integer", float: "a number", str: "a string",
-            dict: "a mapping"}.get(kind, str(kind))
-
-
-def _coerce(name: str, value: Any) -> Any:
-    """``value`` checked against the type of mua setting ``name`` (ConfigError naming the key otherwise).
-    Numeric strings are accepted for numbers given as floats (PyYAML reads ``1e-6`` as a string), integer
-    task ids as their text; lists may be given as comma-separated strings (``--subsets a,b``); model
-    parameters as a mapping or its JSON text."""
-    kind = get_type_hints(TrainConfig)[name]
-    optional = False
-    if get_origin(kind) in (Union, types.UnionType):
-        args = [a for a in get_args(kind) if a is not type(None)]
-        optional = len(args) < len(get_args(kind))
-        kind = dict if dict in args else args[0]
-    if value is None:
-        if optional:
-            return None
-        raise ConfigError(f"{name} must be {_kind_name(kind)}, not null")
-    bad = ConfigError(f"{name} must be {_kind_name(kind)}{', or null' if optional else ''}; got {value!r}")
-    if kind is float and isinstance(value, str):
-        try:
-            value = float(value.strip())
-        except ValueError:
-            raise bad from None
-    if kind is bool:
-        ok = isinstance(value, bool)
-    elif kind in (int, float):
-        ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
-        if ok and kind is float:
-            value = float(value)
-            if not math.isfinite(value):
-                raise bad
-    elif kind is str:
-        ok = isinstance(value, str)
-    elif get_origin(kind) is list:
-        if isinstance(value, str):
-            value = [value]
-        if name == "task_ids" and isinstance(value, list):  # ids written as YAML integers: 105 means "105"
-            value = [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
-        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-        if ok:
-            value = [part.strip() for v in value for part in v.split(",") if part.strip()]
-    else:  # model parameters
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                raise bad from None
-        ok = isinstance(value, dict) and all(isinstance(k, str) for k in value)
-    if not ok:
-        raise bad
-    return value

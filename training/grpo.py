@@ -11,12 +11,13 @@ from mua.harness.errors import ConfigError, MuaError
 from mua.harness.interfaces import Benchmark, ChatModel, User
 from mua.harness.models.local import stop_ids_for
 from mua.harness.models.parsers import get_parser, parser_for_template
+from mua.harness.plan import protocol_record, role_record
 from mua.harness.selection import TaskSelection, read_split_file, select_tasks
 from mua.harness.types import Task
 
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend, reload_weights_on_cpu
-from .checkpoints import atomic, clear_staging
-from .config import SCRIPTED, TrainConfig, check_checkpoint_dir, check_user_model, model_params
+from .checkpoints import atomic, clear_staging, save_final_model
+from .config import TrainConfig, check_checkpoint_dir, check_user_model, protocol_specs
 from mua.harness.models.stream import TemplateSuffixer, stop_text_of
 
 from .policy import Budget, Sampling, StreamPolicy
@@ -56,18 +57,30 @@ class UserFactory:
 
 
 def user_factory(bench: Benchmark, cfg: TrainConfig) -> UserFactory:
-    """The user of each episode, with the user model opened as `mua eval` opens it (harness open_model)."""
+    """The user of each episode, with the user model under the benchmark's protocol and opened as `mua eval`
+    opens it (harness plan and open_model)."""
     check_user_model(cfg, bench)
-    if cfg.user_model in (None, SCRIPTED):
-        return UserFactory(bench)
-    return UserFactory(bench, open_model(ModelSpec(cfg.user_model, cfg.user_base_url, model_params(cfg.user_params))))
+    user, _, _ = protocol_specs(cfg, bench)
+    return UserFactory(bench, open_model(user))
 
 
-def judge_model(cfg: TrainConfig) -> Optional[ChatModel]:
-    """The judge model, opened as `mua eval` opens it."""
-    if not cfg.judge_model:
-        return None
-    return open_model(ModelSpec(cfg.judge_model, cfg.judge_base_url, model_params(cfg.judge_params)))
+def judge_model(cfg: TrainConfig, bench: Benchmark) -> Optional[ChatModel]:
+    """The judge model, under the benchmark's protocol and opened as `mua eval` opens it."""
+    _, judge, _ = protocol_specs(cfg, bench)
+    return open_model(judge)
+
+
+def training_protocol(cfg: TrainConfig, bench: Benchmark, tasks: list[Task]) -> dict:
+    """train_config.json's "protocol", recorded as config.json records an evaluation's: the user and judge as
+    they were played, the policy's sampling, the budgets (with max_turns when set), the data checksums."""
+    user, judge, overrides = protocol_specs(cfg, bench)
+    subsets = sorted({t.subset for t in tasks})
+    user_played = any(bench.needs_user_model(s) for s in subsets)
+    policy = ModelSpec(cfg.policy, params={"temperature": cfg.temperature, "top_p": cfg.top_p})
+    roles = {"agent": role_record(policy), "user": role_record(user) if user_played else None,
+             "judge": role_record(judge)}
+    limits = {"max_turns": cfg.max_turns} if cfg.max_turns is not None else {}
+    return protocol_record(bench, roles, cfg.num_generations or 1, subsets, overrides, limits)
 
 
 def policy_factory(tokenizer, stop_ids: set[int], cfg: TrainConfig, backend_ref: Callable[[], Any],
@@ -127,12 +140,13 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
                                mask_truncated=cfg.mask_truncated, incomplete_scores=cfg.incomplete_scores,
                                max_turns=cfg.max_turns)
     player = EpisodePlayer(bench, tasks, make_policy, make_user or user_factory(bench, cfg), settings,
-                           filler_id=pad_id, judge=judge_model(cfg))
+                           filler_id=pad_id, judge=judge_model(cfg, bench))
     rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step, cfg.progress)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = atomic(trainer_cls or GRPOTrainer)(
         model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,
-        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(cfg.out, cfg.progress)])
+        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(cfg.out, cfg.progress)],
+        peft_config=cfg.peft_config())
     if cfg.generation == "vllm_colocate" and not torch.cuda.is_available():
         reload_weights_on_cpu(trainer.vllm_generation)
     return trainer, rollout
@@ -166,7 +180,7 @@ def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
     if trainer.accelerator.is_main_process:
         clear_staging(out)
     rewind_logs(out, checkpoint_step(resume))
-    record_config(cfg, [task_key(t) for t in tasks])
+    record_config(cfg, [task_key(t) for t in tasks], training_protocol(cfg, bench, tasks))
     if resume is not None and trainer.accelerator.is_main_process:
         print(f"mua train: resuming the run in {out} from {Path(resume).name} (step {checkpoint_step(resume)} of "
               f"{cfg.max_steps})", file=sys.stderr, flush=True)
@@ -183,5 +197,5 @@ def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
         kept = (f"checkpoint-{stop.stopped_at} (the last finished step) is in {out}; re-run the same command to "
                 "resume from it" if stop.stopped_at else "no step had finished, so nothing was saved")
         raise TrainingInterrupted(f"interrupted: the step in progress was discarded; {kept}")
-    trainer.save_model(str(out))  # model, tokenizer and chat template: `mua eval --agent-model OUT` loads it
+    save_final_model(trainer, out)  # model, tokenizer and chat template: `mua eval --agent-model OUT` loads it
     return out

@@ -8,6 +8,7 @@ different runs under one name. Settings that only change how the run is executed
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Optional
@@ -31,7 +32,8 @@ MAY_CHANGE = frozenset({
 # ... and every TRL setting with one of these prefixes (logging, hub, dataloader workers, vLLM server address)
 MAY_CHANGE_PREFIXES = ("logging_", "log_", "hub_", "push_to_hub", "trackio_", "dataloader_", "save_",
                        "vllm_server_", "vllm_gpu_memory", "vllm_enable_sleep")
-_SAMPLE = re.compile(r"step-(\d+)\.\d+\.jsonl")
+_SAMPLE = re.compile(r"step-(\d+)\.jsonl")  # samples/step-<training step>.jsonl (see rollout.sample_file)
+_OLD_SAMPLE = re.compile(r"step-(\d+)\.\d+\.jsonl")  # before: step-<global step before it>.<round>.jsonl
 
 
 def _comparable(values: dict) -> dict:
@@ -41,10 +43,11 @@ def _comparable(values: dict) -> dict:
     return out
 
 
-def checkpoint_to_resume(cfg: TrainConfig) -> Optional[str]:
+def checkpoint_to_resume(cfg: TrainConfig, config_file: str = CONFIG_FILE, command: str = "mua train") -> Optional[str]:
     """Checks ``cfg.output_dir`` before anything is loaded; returns the checkpoint to resume from, if any.
-    Refuses: a non-empty directory with --no-resume, a directory that is not a training run's, and a
-    resume whose settings differ from the recorded run's in anything that matters."""
+    Refuses: a non-empty directory with --no-resume, a directory that is not a ``command`` run's (no
+    ``config_file``), and a resume whose settings differ from the recorded run's in anything that matters.
+    (``cfg``: any config with ``out``, ``resume``, ``settings()`` and TRL's scheduler fields.)"""
     out = cfg.out
     if out.exists() and not out.is_dir():
         raise ConfigError(f"output_dir {out} is a file, not a directory")
@@ -54,9 +57,9 @@ def checkpoint_to_resume(cfg: TrainConfig) -> Optional[str]:
         raise ConfigError(f"output_dir {out} already holds an earlier run, and --no-resume does not delete it. "
                           "To start over, delete that directory or choose another --output-dir; to continue the "
                           "run, drop --no-resume")
-    saved_path = out / CONFIG_FILE
+    saved_path = out / config_file
     if not saved_path.is_file():
-        raise ConfigError(f"output_dir {out} is not empty but holds no {CONFIG_FILE}, so it is not a mua train "
+        raise ConfigError(f"output_dir {out} is not empty but holds no {config_file}, so it is not a {command} "
                           "run to resume; choose a new or empty --output-dir")
     try:
         saved = json.loads(saved_path.read_text(encoding="utf-8"))
@@ -107,8 +110,8 @@ def rewind_logs(output_dir: Path, step: int) -> None:
         if len(kept) != len(rows):
             metrics.write_text("".join(kept), encoding="utf-8")
     for sample in (output_dir / "samples").glob("step-*.jsonl"):
-        match = _SAMPLE.fullmatch(sample.name)
-        if match and int(match.group(1)) >= step:
+        match, old = _SAMPLE.fullmatch(sample.name), _OLD_SAMPLE.fullmatch(sample.name)
+        if (match and int(match.group(1)) > step) or (old and int(old.group(1)) >= step):
             sample.unlink()
 
 
@@ -119,13 +122,27 @@ def _row_step(row: str) -> Optional[int]:
         return None  # a row cut short by a crash: dropped
 
 
-def record_config(cfg: TrainConfig, task_keys: Optional[list[str]] = None) -> None:
+def record_config(cfg: TrainConfig, task_keys: Optional[list[str]] = None, protocol: Optional[dict] = None,
+                  config_file: str = CONFIG_FILE) -> None:
     """Write the run's settings (with the split protocol it followed: split, split_file, allow_test_split) and
     the keys of the tasks it trains on. The file sits beside the final model, so an evaluation of that model
-    records where its training tasks came from."""
+    records where its training tasks came from. ``protocol``: the run protocol the episodes were played under
+    (as config.json records it for an evaluation)."""
     out = cfg.out
     out.mkdir(parents=True, exist_ok=True)
     values = cfg.settings()
     if task_keys is not None:
         values[TRAINED_TASKS] = task_keys
-    (out / CONFIG_FILE).write_text(json.dumps(values, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    if protocol is not None:
+        values["protocol"] = protocol
+    write_json_atomic(out / config_file, values)
+
+
+def write_json_atomic(path: Path, values: dict) -> None:
+    """``values`` as JSON in ``path``, written under a temporary name and renamed (never half a file)."""
+    staged = path.with_name(path.name + ".tmp")
+    with staged.open("w", encoding="utf-8") as f:
+        f.write(json.dumps(values, indent=2, sort_keys=True) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(staged, path)

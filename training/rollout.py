@@ -220,13 +220,22 @@ def episode_reward(prompts, completions, episode_reward=None, episode_stats=None
     return list(episode_reward)
 
 
-def write_samples(path: Path, outcomes: list[EpisodeOutcome], limit: int) -> None:
+def sample_file(output_dir: Path, step: int) -> Path:
+    """Where the sample episodes of training step ``step`` (1-based, the step their rollout feeds) go:
+    ``samples/step-<step>.jsonl``, every rollout of that step in one file."""
+    return output_dir / "samples" / f"step-{step}.jsonl"
+
+
+def write_samples(path: Path, outcomes: list[EpisodeOutcome], limit: int, step: int, round_no: int) -> None:
+    """Up to ``limit`` episodes of one rollout; the step's first rollout starts the file, later ones (several
+    generation rounds per step) add to it. Each row says its step and round."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as f:
+    with path.open("w" if round_no == 0 else "a", encoding="utf-8") as f:
         for o in outcomes[:limit]:
             row = {k: v for k, v in asdict(o).items() if k not in ("prompt_ids", "completion_ids", "env_mask",
                                                                      "logprobs")}
             row["generated_tokens"] = o.generated_tokens
+            row["step"], row["round"] = step, round_no
             f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
 
 
@@ -331,8 +340,8 @@ class RolloutFunc:
                              "last checkpoint: re-run the same command to resume")
         self.last = outcomes
         if trainer.accelerator.is_main_process and self.samples_per_step:
-            write_samples(Path(trainer.args.output_dir) / "samples" / f"step-{round_id}.jsonl", outcomes,
-                          self.samples_per_step)
+            write_samples(sample_file(Path(trainer.args.output_dir), step + 1), outcomes, self.samples_per_step,
+                          step + 1, self._round[1])
         if not any_tokens:
             why = next((o.error or o.termination for o in outcomes if o.error or o.termination), "unknown")
             raise NoPolicyTokens(f"no episode of training step {step + 1} produced a policy token on any rank (first "

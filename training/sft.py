@@ -1,22 +1,29 @@
-"""Supervised warm-up on gold trajectories, tokenised exactly as the policy's own episodes are.
-
-The gold agent of each task is played through ``run_episode`` with a teacher-forced :class:`StreamPolicy`,
-so the training tokens are the token stream the policy will later extend itself (same prompt rendering, same
-suffixes). Used to give a tiny random model enough tool-calling behaviour for GRPO to have a signal.
-"""
+"""Supervised fine-tuning (``mua sft``) on episodes exported by ``mua export``, tokenised exactly as the policy's
+own episodes are: each agent reply is teacher-forced through a :class:`StreamPolicy`, so the training tokens
+are the token stream the policy later extends itself (same prompt rendering, same suffixes), and only the
+agent's own tokens carry loss. The run is TRL's SFTTrainer under mua's checkpoints, resume and interrupt
+handling (the same as ``mua train``'s)."""
 from __future__ import annotations
 
-import asyncio
-import random
-from typing import Optional
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
 
-from mua.harness.interfaces import Benchmark
+from mua.harness.errors import ConfigError, DataError, MuaError
 from mua.harness.models.parsers import get_parser, parser_for_template
-from mua.harness.runner import run_episode
-from mua.harness.types import Task
-
-from .policy import Budget, Sampling, StreamPolicy, TeacherForcedAgent
 from mua.harness.models.stream import TemplateSuffixer, TokenStream, stop_text_of
+
+from .checkpoints import atomic, clear_staging, save_final_model
+from .config import check_checkpoint_dir
+from .policy import Budget, Sampling, StreamPolicy
+from .resume import checkpoint_step, checkpoint_to_resume, record_config
+from .sft_config import SFT_CONFIG, SftRunConfig
+from .stopping import SaveOnInterrupt
+
+
+class SftInterrupted(MuaError):
+    """Ctrl-C stopped the run after saving a checkpoint; the message says how to resume."""
 
 
 def teacher_policy(tokenizer, stop_ids: set[int], budget: Optional[Budget] = None) -> StreamPolicy:
@@ -24,48 +31,6 @@ def teacher_policy(tokenizer, stop_ids: set[int], budget: Optional[Budget] = Non
     parse = get_parser(parser_for_template(tokenizer.chat_template))
     return StreamPolicy(None, tokenizer, suffixer, stop_ids, parse, budget or Budget(10**6, 10**9), Sampling(),
                         seed=0)
-
-
-async def _gold_stream(bench: Benchmark, task: Task, tokenizer, stop_ids: set[int]) -> tuple[TokenStream, list]:
-    policy = teacher_policy(tokenizer, stop_ids)
-    result = await run_episode(bench, task, TeacherForcedAgent(bench.gold_agent(task), policy), bench.gold_user(task))
-    return policy.live_stream.trimmed(), result.messages
-
-
-def gold_streams(bench: Benchmark, tasks: list[Task], tokenizer, stop_ids: set[int]) -> list[TokenStream]:
-    """One teacher-forced token stream per task (its gold agent with its gold user)."""
-    async def all_streams():
-        return await asyncio.gather(*(_gold_stream(bench, t, tokenizer, stop_ids) for t in tasks))
-    return [stream for stream, _ in asyncio.run(all_streams())]
-
-
-def sft_warmup(model, streams: list[TokenStream], steps: int, lr: float = 3e-3, batch_size: int = 8,
-               seed: int = 0, pad_id: int = 0) -> list[float]:
-    """Train ``model`` in place with cross-entropy on the streams' generated (mask 1) tokens; returns losses."""
-    import torch
-
-    rng = random.Random(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    model.train()
-    losses = []
-    for _ in range(steps):
-        batch = rng.sample(streams, min(batch_size, len(streams)))
-        width = max(len(s.ids) for s in batch)
-        ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-        labels = torch.full((len(batch), width), -100, dtype=torch.long)
-        attention = torch.zeros((len(batch), width), dtype=torch.long)
-        for i, s in enumerate(batch):
-            row = torch.tensor(s.ids)
-            ids[i, :len(row)], attention[i, :len(row)] = row, 1
-            keep = torch.tensor([0] * len(s.prompt_ids) + s.env_mask, dtype=torch.bool)
-            labels[i, :len(row)] = torch.where(keep, row, torch.full_like(row, -100))
-        loss = model(input_ids=ids, attention_mask=attention, labels=labels).loss
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-    model.eval()
-    return losses
 
 
 def row_stream(row: dict, tokenizer, stop_ids: set[int]) -> TokenStream:
@@ -101,29 +66,106 @@ def sft_dataset(rows, tokenizer, stop_ids: set[int]):
     return datasets.Dataset.from_dict(out)
 
 
-def sft_train(policy_dir: str, rows, output_dir: str, *, max_steps: int = -1, epochs: float = 1.0,
-              learning_rate: float = 2e-5, batch_size: int = 8, seed: int = 0, progress: bool = True,
-              **overrides) -> list[float]:
-    """Fine-tune the checkpoint ``policy_dir`` on exported episodes with TRL's SFTTrainer (loss on the agent's
-    own tokens only) and save it to ``output_dir``; returns the logged training losses."""
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a `mua export` output: a saved datasets folder or a JSON-lines file."""
+    from mua.harness.jsonl import BadLine, iter_raw_lines, loads_line
+
+    if not path.exists():
+        raise ConfigError(f"no dataset at {path} (write one with `mua export RUN --out {path}`)")
+    if path.is_file():
+        rows = []
+        for lineno, raw, _ in iter_raw_lines(path):
+            try:
+                row = loads_line(raw)
+            except BadLine as exc:
+                raise DataError(f"{path}:{lineno}: {exc}") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object per line")
+            rows.append(row)
+        return rows
+    import datasets
+
+    try:
+        return list(datasets.load_from_disk(str(path)))
+    except (FileNotFoundError, ValueError) as exc:
+        raise ConfigError(f"{path}: not a saved dataset ({exc})") from None
+
+
+def training_rows(cfg: SftRunConfig) -> list[dict]:
+    """The dataset's rows with at least ``min_reward``, checked to be `mua export` rows."""
+    if not cfg.dataset:
+        raise ConfigError("name the training data: --dataset PATH (a `mua export` output)")
+    rows = read_rows(Path(cfg.dataset))
+    if cfg.min_reward is not None:
+        rows = [r for r in rows if isinstance(r.get("reward"), (int, float)) and r["reward"] >= cfg.min_reward]
+    missing = [k for k in ("messages", "tools") if rows and k not in rows[0]]
+    if not rows or missing:
+        raise ConfigError(f"{cfg.dataset}: " + ("no rows to train on" if not rows else
+                                                f"rows lack {', '.join(missing)} (write it with `mua export`)"))
+    return rows
+
+
+def load_policy(policy_dir: str, model_init_kwargs: Optional[dict] = None) -> tuple[Any, Any, set[int]]:
+    """(model, tokenizer, stop ids) of a checkpoint, in the checkpoint's own dtype unless the config's
+    ``model_init_kwargs`` say otherwise (as TRL loads a model named by path)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from trl import SFTConfig, SFTTrainer
 
     from mua.harness.models.local import stop_ids_for
 
-    tokenizer = AutoTokenizer.from_pretrained(policy_dir)
-    model = AutoModelForCausalLM.from_pretrained(policy_dir)
+    check_checkpoint_dir(policy_dir)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+        model = AutoModelForCausalLM.from_pretrained(policy_dir, **{"dtype": "auto", **(model_init_kwargs or {})})
+    except Exception as exc:  # transformers raises many kinds here (OSError, ValueError, KeyError, ...)
+        raise ConfigError(f"policy {policy_dir}: cannot load it: {type(exc).__name__}: {exc}") from None
+    if not getattr(tokenizer, "chat_template", None):
+        raise ConfigError(f"{policy_dir}: the tokenizer has no chat template")
     stop_ids = stop_ids_for(tokenizer, model.generation_config)
+    if not stop_ids:
+        raise ConfigError(f"{policy_dir}: neither the tokenizer nor generation_config names an EOS token")
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.convert_ids_to_tokens(min(stop_ids))
-    args = SFTConfig(output_dir=output_dir, max_steps=max_steps, num_train_epochs=epochs,
-                     learning_rate=learning_rate, per_device_train_batch_size=batch_size, seed=seed,
-                     completion_only_loss=True, max_length=None, logging_steps=1, save_strategy="no",
-                     report_to=[], disable_tqdm=not progress, use_cpu=True, bf16=False,
-                     dataset_num_proc=None, **overrides)
-    trainer = SFTTrainer(model=model, args=args, train_dataset=sft_dataset(rows, tokenizer, stop_ids),
-                         processing_class=tokenizer)
-    trainer.train()
-    trainer.save_model(output_dir)
-    tokenizer.save_pretrained(output_dir)
-    return [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    return model, tokenizer, stop_ids
+
+
+def build_sft_trainer(cfg: SftRunConfig, rows: list[dict], trainer_cls=None):
+    """TRL's SFTTrainer for ``cfg`` on ``rows`` (with LoRA when ``use_peft``), saving atomic checkpoints."""
+    from trl import SFTTrainer
+
+    model, tokenizer, stop_ids = load_policy(cfg.policy, cfg.model_init_kwargs)
+    return atomic(trainer_cls or SFTTrainer)(model=model, args=cfg, processing_class=tokenizer,
+                                             train_dataset=sft_dataset(rows, tokenizer, stop_ids),
+                                             peft_config=cfg.peft_config())
+
+
+@dataclass
+class SftOutcome:
+    out: Path  # a plain checkpoint (a LoRA adapter is merged into it)
+    episodes: int  # rows trained on
+    steps: int  # optimizer steps of the whole run (a resumed one included)
+    losses: list[float]  # logged by this process
+
+
+def sft_train(cfg: SftRunConfig, trainer_cls=None) -> SftOutcome:
+    """Run (or resume) ``mua sft``. Nothing in ``output_dir`` changes until the data and the policy are
+    loaded. Ctrl-C or SIGTERM saves the step in progress at its end and raises :class:`SftInterrupted`."""
+    out = cfg.out
+    resume = cfg.resume_from_checkpoint or checkpoint_to_resume(cfg, SFT_CONFIG, "mua sft")
+    rows = training_rows(cfg)
+    trainer = build_sft_trainer(cfg, rows, trainer_cls)
+    stop = SaveOnInterrupt("mua sft")
+    trainer.add_callback(stop)
+    if trainer.accelerator.is_main_process:
+        clear_staging(out)
+        record_config(cfg, config_file=SFT_CONFIG)
+        if resume is not None:
+            print(f"mua sft: resuming the run in {out} from {Path(resume).name} (step {checkpoint_step(resume)})",
+                  file=sys.stderr, flush=True)
+    with stop:
+        trainer.train(resume_from_checkpoint=resume)
+    if stop.stopped_at is not None and stop.stopped_at < trainer.state.max_steps:
+        raise SftInterrupted(f"interrupted: checkpoint-{stop.stopped_at} (the last finished step) is in {out}; "
+                             "re-run the same command to resume from it")
+    save_final_model(trainer, out)
+    return SftOutcome(out, len(rows), trainer.state.global_step,
+                      [h["loss"] for h in trainer.state.log_history if "loss" in h])

@@ -82,7 +82,8 @@ class SaveOnInterrupt(TrainerCallback):
     """Catches SIGINT and SIGTERM while training; the rollout polls :attr:`requested` between episodes and
     :meth:`on_step_end` stops training at a step end. ``stopped_at`` is the step the run stopped after."""
 
-    def __init__(self):
+    def __init__(self, command: str = "mua train"):
+        self.command = command
         self.requested = False
         self.stopped_at: Optional[int] = None
         self._first_at = 0.0
@@ -108,7 +109,7 @@ class SaveOnInterrupt(TrainerCallback):
         self.requested, self._first_at = True, time.monotonic()
         if _rank_zero():
             name = signal.Signals(signum).name
-            print(f"\nmua train: {name}: stopping; the last finished step is being saved as a checkpoint (Ctrl-C "
+            print(f"\n{self.command}: {name}: stopping; the last finished step is being saved as a checkpoint (Ctrl-C "
                   "again to stop at once without saving)", file=sys.stderr, flush=True)
 
     def on_step_end(self, args, state, control, **kwargs):

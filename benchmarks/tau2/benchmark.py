@@ -41,6 +41,7 @@ class Tau2Benchmark(Benchmark):
     subsets: tuple[str, ...] = ("retail", "airline", "telecom")
     default_split = "base"
     train_splits = ("train",)  # tau2's split_tasks.json: "train" and "test" are disjoint; "base" is both
+    held_out_split = "test"  # what a model trained on "train" is scored on ("base" holds train tasks too)
     # tau2 reports pass^k per domain, k up to the fewest trials any task has (no cross-domain overall).
     metrics = MetricsDeclaration(
         benchmark="tau2", subsets=subsets, default_split=default_split, position=0,

@@ -27,8 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from .spelling import one_spelling
+
     parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
+    args, rest = parser.parse_known_args(one_spelling(sys.argv[1:] if argv is None else list(argv)))
     if rest and not getattr(args, "passthrough", False):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.rest = rest  # a command with its own parser (train: TRL's) reads these

@@ -1,69 +1,41 @@
 """`mua sft`: supervised fine-tuning of a local checkpoint on exported episodes (`mua export`), the cold start
-before `mua train`. Loss on the agent's own tokens only, rendered as RL renders them."""
+before `mua train`. Its arguments are read by TRL's parser, as `mua train`'s are
+(mua.training.sft_config.parse_sft_config): ``--config FILE`` plus a flag for every mua and TRL SFTConfig
+setting."""
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
+import os
+import sys
 
 from ..errors import ConfigError
+from .train import parse_launched
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("sft", help="supervised fine-tuning on exported episodes (TRL SFTTrainer)",
-                       description="Trains --policy on a dataset written by `mua export` with TRL's SFTTrainer: each "
-                                   "episode is tokenised exactly as `mua train` streams it, and only the agent's "
-                                   "own replies are trained on. Needs the train extra.")
-    p.add_argument("--policy", required=True, help="checkpoint directory to start from")
-    p.add_argument("--dataset", required=True, type=Path, help="`mua export` output (datasets folder or .jsonl)")
-    p.add_argument("--output-dir", required=True, help="where the fine-tuned checkpoint is written")
-    p.add_argument("--min-reward", type=float, help="train only on rows with at least this reward")
-    p.add_argument("--epochs", type=float, default=1.0, help="passes over the dataset (default 1)")
-    p.add_argument("--max-steps", type=int, default=-1, help="optimizer steps (overrides --epochs when > 0)")
-    p.add_argument("--learning-rate", type=float, default=2e-5)
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (default 0, as TRL's)")
-    p.add_argument("--lr-scheduler", default="linear", choices=("linear", "cosine", "constant"),
-                   help="learning-rate schedule over the steps (default linear decay to 0, as TRL's)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--no-progress", action="store_true")
-    p.set_defaults(func=run)
-
-
-def read_rows(path: Path) -> list[dict]:
-    if not path.exists():
-        raise ConfigError(f"no dataset at {path} (write one with `mua export RUN --out {path}`)")
-    if path.is_file():
-        try:
-            return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        except ValueError as e:
-            raise ConfigError(f"{path}: not JSON lines ({e})") from None
-    try:
-        import datasets
-    except ImportError:
-        raise ConfigError("mua sft needs the train extra: pip install -e '.[train]'") from None
-    try:
-        return list(datasets.load_from_disk(str(path)))
-    except (FileNotFoundError, ValueError) as e:
-        raise ConfigError(f"{path}: not a saved dataset ({e})") from None
+    p = sub.add_parser(
+        "sft", add_help=False, help="supervised fine-tuning on exported episodes (TRL SFTTrainer; LoRA optional)",
+        description="mua sft --config FILE [--KEY VALUE ...]: see `mua sft --help` for every setting")
+    p.set_defaults(func=run, passthrough=True)  # every argument goes to TRL's parser (cli.main hands them over)
 
 
 def run(args: argparse.Namespace) -> int:
-    if not (Path(args.policy) / "config.json").is_file():
-        raise ConfigError(f"--policy {args.policy}: not a model checkpoint directory (no config.json)")
-    rows = read_rows(args.dataset)
-    if args.min_reward is not None:
-        rows = [r for r in rows if isinstance(r.get("reward"), (int, float)) and r["reward"] >= args.min_reward]
-    missing = [k for k in ("messages", "tools") if rows and k not in rows[0]]
-    if not rows or missing:
-        raise ConfigError(f"{args.dataset}: " + ("no rows to train on" if not rows else
-                                                 f"rows lack {', '.join(missing)} (write it with `mua export`)"))
-    from mua.training.sft import sft_train
-
-    losses = sft_train(args.policy, rows, args.output_dir, max_steps=args.max_steps, epochs=args.epochs,
-                       learning_rate=args.learning_rate, batch_size=args.batch_size, seed=args.seed,
-                       progress=not args.no_progress, lr_scheduler_type=args.lr_scheduler,
-                       weight_decay=args.weight_decay)
-    print(f"trained on {len(rows)} episodes, {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}; "
-          f"saved {args.output_dir}")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        from ...training.sft import SftInterrupted, sft_train
+        from ...training.sft_config import parse_sft_config
+    except ImportError as exc:
+        raise ConfigError(f"mua sft needs the train extra: pip install -e '.[train]' ({exc})") from None
+    cfg = parse_launched(parse_sft_config, args.rest)
+    if not cfg.policy:
+        raise ConfigError("name the checkpoint to fine-tune: --policy DIR (or policy: in --config)")
+    try:
+        done = sft_train(cfg)
+    except SftInterrupted as exc:
+        if os.environ.get("RANK", "0") == "0":
+            print(f"mua sft: {exc}", file=sys.stderr)
+        return 130
+    if os.environ.get("RANK", "0") == "0":  # under accelerate/torchrun every rank runs this command
+        loss = f", loss {done.losses[0]:.3f} -> {done.losses[-1]:.3f}" if done.losses else ""
+        print(f"trained on {done.episodes} episodes, {done.steps} steps{loss}; saved {done.out}")
     return 0

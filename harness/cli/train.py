@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, passthrough=True)  # every argument goes to TRL's parser (cli.main hands them over)
 
 
-def _parse(parse_config, rest: list[str]):
+def parse_launched(parse_config, rest: list[str]):
     """TRL's parser builds the TrainingArguments, which joins torch.distributed when launched under torchrun or
     accelerate: a busy MASTER_PORT or an unreachable MASTER_ADDR is the user's to fix, so say it in one line."""
     import torch.distributed as dist
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"mua train needs torch, transformers, trl and datasets ({exc})") from None
     from ..registry import open_benchmark
 
-    cfg = _parse(parse_config, args.rest)
+    cfg = parse_launched(parse_config, args.rest)
     if not cfg.benchmark:
         raise ConfigError("name a benchmark: --benchmark NAME (or benchmark: in --config)")
     bench = open_benchmark(cfg.benchmark, resolve_data_dir(cfg.data_dir))
@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"mua train: {exc}", file=sys.stderr)
         return 130
     if os.environ.get("RANK", "0") == "0":  # under accelerate/torchrun every rank runs this command
-        print(f"trained policy written to {out}; score it with: mua eval --benchmark {cfg.benchmark} "
-              f"--agent-model {out}")
+        from ...training.hint import eval_command, shown
+
+        print(f"trained policy written to {out}; score it on the held-out tasks with:\n  "
+              f"{shown(eval_command(cfg, bench, out))}")
     return 0

@@ -26,7 +26,7 @@ def counter():
 
 
 def plan(**kw):
-    base = dict(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec("gold"), trials=2, seed=7)
+    base = dict(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec.gold_agent(), trials=2, seed=7)
     return EvalPlan(**(base | kw))
 
 

@@ -125,7 +125,7 @@ def main() -> int:
     if not (out / "gold-dataset").exists():
         mua("export", out / "gold", "--out", out / "gold-dataset", "--min-reward", "1", "--data-dir", args.pack)
     mua("sft", "--policy", tiny, "--dataset", out / "gold-dataset", "--output-dir", sft, "--max-steps",
-        args.sft_steps, "--learning-rate", args.sft_lr, "--lr-scheduler", args.sft_lr_scheduler, "--no-progress")
+        args.sft_steps, "--learning-rate", args.sft_lr, "--lr-scheduler-type", args.sft_lr_scheduler, "--no-progress")
     runs = {"before SFT": held_out(tiny, out, args), "after SFT": held_out(sft, out, args)}
     g = grpo(sft, out / "grpo", args, answers=True)
     runs["after GRPO"] = held_out(g, out, args)

@@ -35,3 +35,19 @@ def tiny_tokenizer(tiny_checkpoint):
 @pytest.fixture(scope="session")
 def stop_ids(tiny_tokenizer):
     return {tiny_tokenizer.eos_token_id}
+
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory):
+    """Six passing gold episodes of the bookings pack's train split, exported (``ds``: a saved dataset)."""
+    from training_fakes import BOOKINGS_PACK as PACK
+
+    from mua.harness.cli import main
+
+    tmp = tmp_path_factory.mktemp("export")
+    assert main(["eval", "--benchmark", "pack", "--data-dir", str(PACK), "--agent", "gold", "--split", "train",
+                 "--limit", "6", "--out", str(tmp / "run"), "--no-progress"]) == 0
+    assert main(["export", str(tmp / "run"), "--out", str(tmp / "ds"), "--min-reward", "1",
+                 "--data-dir", str(PACK)]) == 0
+    return tmp

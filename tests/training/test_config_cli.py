@@ -27,13 +27,13 @@ def test_yaml_then_flags_and_unknown_keys(tmp_path):
     cfg = load_config(path, ["--max-steps", "9", "--subsets", "retail,airline", "--bf16", "false"])
     assert (cfg.benchmark, cfg.max_steps, cfg.subsets, cfg.seed, cfg.bf16) == ("tau2", 9, ["retail", "airline"], 0,
                                                                                False)
-    with pytest.raises(ConfigError, match="unknown training setting in the config file: .*max_step"):
+    with pytest.raises(ConfigError, match="unknown train setting in the config file: .*max_step"):
         path.write_text("max_step: 3\n")
         load_config(path)
     path.write_text("max_steps: [1\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(path)
-    with pytest.raises(ConfigError, match="cannot read training config"):
+    with pytest.raises(ConfigError, match="cannot read the config file"):
         load_config(path.with_name("missing.yaml"))
     path.write_text("- a list\n")
     with pytest.raises(ConfigError, match="must contain a YAML mapping"):

@@ -2,7 +2,6 @@
 policy's own stream of the same gold episode."""
 import json
 import os
-from pathlib import Path
 
 import pytest
 
@@ -12,17 +11,7 @@ datasets = pytest.importorskip("datasets")
 pytest.importorskip("trl")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-PACK = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
-
-
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("export")
-    assert main(["eval", "--benchmark", "pack", "--data-dir", str(PACK), "--agent", "gold", "--split", "train",
-                 "--limit", "6", "--out", str(tmp / "run"), "--no-progress"]) == 0
-    assert main(["export", str(tmp / "run"), "--out", str(tmp / "ds"), "--min-reward", "1",
-                 "--data-dir", str(PACK)]) == 0
-    return tmp
+from training_fakes import BOOKINGS_PACK as PACK  # noqa: E402
 
 
 def test_export_rows(exported):
@@ -49,7 +38,9 @@ def test_exported_row_tokenises_as_the_policy_stream(exported, tmp_path):
 
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models.tiny import build_tiny_checkpoint
-    from mua.training.sft import gold_streams, row_stream
+    from gold_warmup import gold_streams
+
+    from mua.training.sft import row_stream
 
     tok = AutoTokenizer.from_pretrained(build_tiny_checkpoint(tmp_path / "tiny"))
     row = datasets.load_from_disk(str(exported / "ds"))[0]
@@ -67,7 +58,7 @@ def test_sft_one_step(exported, tmp_path, capsys):
     base = build_tiny_checkpoint(tmp_path / "tiny")
     out = tmp_path / "sft"
     assert main(["sft", "--policy", str(base), "--dataset", str(exported / "ds"), "--output-dir", str(out),
-                 "--max-steps", "1", "--batch-size", "2", "--no-progress"]) == 0
+                 "--max-steps", "1", "--batch-size", "2", "--no-progress", "--save-steps", "1"]) == 0
     assert "1 steps" in capsys.readouterr().out
     assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
     assert main(["sft", "--policy", str(tmp_path), "--dataset", str(exported / "ds"), "--output-dir",

@@ -32,7 +32,7 @@ def warmed_policy(tiny_checkpoint, tmp_path_factory):
     """The tiny model after a short SFT on gold counter episodes, saved as a checkpoint directory."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from mua.training.sft import gold_streams, sft_warmup
+    from gold_warmup import gold_streams, sft_warmup
 
     torch.set_num_threads(1)  # tiny matrices: extra threads only contend on a shared CI box
     torch.manual_seed(0)

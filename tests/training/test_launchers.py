@@ -101,3 +101,19 @@ def test_a_step_without_policy_tokens_stops_every_rank_with_one_clear_error(tiny
     assert run.returncode != 0
     assert run.stderr.count("error: no episode of training step 1 produced a policy token on any rank") == 2
     assert not (out / "metrics.jsonl").exists()  # nothing trained on filler rows (torchrun adds its own report)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("launcher", sorted(LAUNCHERS))
+def test_lora_sft_under_a_launcher_trains_on_every_rank_and_saves_one_merged_model(launcher, tiny_checkpoint,
+                                                                                   exported, tmp_path):
+    out = tmp_path / "sft"
+    cmd = _launch(launcher) + [str(ENTRY), "sft", "--policy", str(tiny_checkpoint), "--dataset",
+                               str(exported / "ds"), "--output-dir", str(out), "--max-steps", "2", "--batch-size",
+                               "1", "--save-steps", "1", "--use-peft", "true", "--lora-r", "4", "--no-progress"]
+    run = subprocess.run(cmd, env=_env(out), capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.count("2 steps") == 1  # one rank reports
+    state = json.loads((out / "checkpoint-2" / "trainer_state.json").read_text())
+    assert state["global_step"] == 2 and (out / "checkpoint-2" / "rng_state_1.pth").is_file()  # both ranks
+    assert (out / "model.safetensors").is_file() and not (out / "adapter_config.json").exists()

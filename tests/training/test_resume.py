@@ -78,11 +78,12 @@ def test_rewind_drops_metrics_and_samples_past_the_checkpoint(tmp_path):
     rows = [{"step": 1}, {"step": 2}, {"step": 3}, {"step": 3}]
     (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"step": 4, "lo')
     (tmp_path / "samples").mkdir()
-    for name in ("step-1.0.jsonl", "step-2.0.jsonl", "step-3.1.jsonl"):
+    for name in ("step-1.0.jsonl", "step-2.0.jsonl", "step-3.1.jsonl", "step-2.jsonl", "step-3.jsonl"):
         (tmp_path / "samples" / name).write_text("{}\n")
     rewind_logs(tmp_path, 2)
     assert [json.loads(r)["step"] for r in (tmp_path / "metrics.jsonl").read_text().splitlines()] == [1, 2]
-    assert sorted(p.name for p in (tmp_path / "samples").iterdir()) == ["step-1.0.jsonl"]  # step-2.0 made step 3
+    # step-2.jsonl fed step 2 (kept); the older names counted the step before: step-2.0 made step 3
+    assert sorted(p.name for p in (tmp_path / "samples").iterdir()) == ["step-1.0.jsonl", "step-2.jsonl"]
 
 
 def test_second_ctrl_c_stops_at_once_but_a_forwarded_one_or_sigterm_does_not(monkeypatch):

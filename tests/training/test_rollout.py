@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import json
 import pytest
 
 from helpers.counter_bench import CounterBenchmark
@@ -72,7 +73,8 @@ def test_one_row_per_prompt_in_order_with_trl_keys(tiny_tokenizer, stop_ids, tmp
     # one user seed per task and round (shared by the group); distinct policy seeds per episode
     assert len({s for t, s in seeds if t == "0"}) == 1 and len({s for _, s in seeds}) == 2
     assert len({r.seed for r in backend.requests}) == len(backend.requests)
-    assert len((tmp_path / "samples" / "step-3.0.jsonl").read_text().splitlines()) == 2
+    rows = [json.loads(line) for line in (tmp_path / "samples" / "step-4.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 and {(r["step"], r["round"]) for r in rows} == {(4, 0)}  # the rollout of step 4
 
 
 def test_incomplete_scores_are_dropped_by_default(tiny_tokenizer, stop_ids, tmp_path):
@@ -207,7 +209,7 @@ def test_a_step_in_which_the_policy_generated_nothing_stops_the_run_clearly(tiny
     func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, ["Hi."], user=silent, tmp_path=tmp_path)
     with pytest.raises(NoPolicyTokens, match="no episode of training step 4 produced a policy token .*user_stop"):
         func(["easy/0", "easy/1"], trainer)
-    assert (tmp_path / "samples" / "step-3.0.jsonl").is_file()  # the episodes are kept to look at
+    assert (tmp_path / "samples" / "step-4.jsonl").is_file()  # the episodes are kept to look at
 
 
 def test_rollout_shows_progress(tiny_tokenizer, stop_ids, tmp_path, capsys):

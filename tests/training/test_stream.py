@@ -13,7 +13,8 @@ from mua.harness.runner import agent_view, run_episode
 from mua.harness.types import Message, ToolCall
 from mua.harness.users import ScriptedUser
 from mua.training.policy import Budget, BudgetExhausted
-from mua.training.sft import gold_streams, teacher_policy
+from gold_warmup import gold_streams
+from mua.training.sft import teacher_policy
 from mua.harness.models.stream import StreamError, TemplateSuffixer, TokenStream, stop_text_of
 
 BENCH = CounterBenchmark(n_tasks=3)

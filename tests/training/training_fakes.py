@@ -1,6 +1,8 @@
 """A scripted generation backend: replies with fixed texts, encoded once (as a model would emit ids)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from mua.harness.models.generation import GenerationRequest, GenerationResult
 
 
@@ -22,3 +24,7 @@ class ScriptedBackend:
     def session(self):
         from contextlib import nullcontext
         return nullcontext()
+
+
+# the example task pack the training tests play and train on
+BOOKINGS_PACK = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
