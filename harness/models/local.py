@@ -28,7 +28,7 @@ from .reply import assistant_reply, template_thinks
 from .stream import StreamError, TemplateSuffixer, stop_text_of
 from .trace import TurnRecord, emit
 
-LOCAL_PARAMS = {"parser", "max_new_tokens", "temperature", "top_p", "max_batch", "default_seed"}
+LOCAL_PARAMS = {"parser", "max_new_tokens", "temperature", "top_p", "max_batch", "default_seed", "chat_template"}
 
 
 def _is_int(value: Any) -> bool:
@@ -56,6 +56,8 @@ def check_local_params(params: dict[str, Any]) -> None:
         raise bad("top_p", "a number in (0, 1]")
     if params.get("parser") is not None and not isinstance(params["parser"], str):
         raise bad("parser", "a parser name string")
+    if params.get("chat_template") is not None and not isinstance(params["chat_template"], str):
+        raise bad("chat_template", "hermes, llama3_json or a template file path")
 
 
 def stop_ids_for(tokenizer, generation_config) -> set[int]:
