@@ -103,7 +103,7 @@ def sft_dataset(rows, tokenizer, stop_ids: set[int]):
 
 def sft_train(policy_dir: str, rows, output_dir: str, *, max_steps: int = -1, epochs: float = 1.0,
               learning_rate: float = 2e-5, batch_size: int = 8, seed: int = 0, progress: bool = True,
-              **overrides) -> list[float]:
+              chat_template: Optional[str] = None, **overrides) -> list[float]:
     """Fine-tune the checkpoint ``policy_dir`` on exported episodes with TRL's SFTTrainer (loss on the agent's
     own tokens only) and save it to ``output_dir``; returns the logged training losses."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -111,7 +111,12 @@ def sft_train(policy_dir: str, rows, output_dir: str, *, max_steps: int = -1, ep
 
     from mua.harness.models.local import stop_ids_for
 
+    from mua.harness.models.templates import prepare_tokenizer
+
     tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+    # checked before the weights load; the saved checkpoint keeps the template it was trained with
+    prepare_tokenizer(tokenizer, policy_dir, chat_template, fix="--chat-template hermes (llama3_json or a template "
+                                                                "FILE also work)")
     model = AutoModelForCausalLM.from_pretrained(policy_dir)
     stop_ids = stop_ids_for(tokenizer, model.generation_config)
     if tokenizer.pad_token_id is None:

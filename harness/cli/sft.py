@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (default 0, as TRL's)")
     p.add_argument("--lr-scheduler", default="linear", choices=("linear", "cosine", "constant"),
                    help="learning-rate schedule over the steps (default linear decay to 0, as TRL's)")
+    p.add_argument("--chat-template", metavar="hermes|llama3_json|FILE",
+                   help="replace the policy's chat template (one that drops tool use is refused); the output keeps it")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     losses = sft_train(args.policy, rows, args.output_dir, max_steps=args.max_steps, epochs=args.epochs,
                        learning_rate=args.learning_rate, batch_size=args.batch_size, seed=args.seed,
                        progress=not args.no_progress, lr_scheduler_type=args.lr_scheduler,
-                       weight_decay=args.weight_decay)
+                       weight_decay=args.weight_decay, chat_template=args.chat_template)
     print(f"trained on {len(rows)} episodes, {len(losses)} steps, loss {losses[0]:.3f} -> {losses[-1]:.3f}; "
           f"saved {args.output_dir}")
     return 0
