@@ -24,6 +24,7 @@ from tenacity.wait import wait_base
 from ..errors import ConfigError, ModelError
 from ..types import Message, ToolCall, ToolSpec, Usage
 from . import pools
+from .activity import LengthWatch
 from .http1 import InvalidURL, TransportError
 from .request_json import BodyEncoder, ToolList
 
@@ -144,6 +145,12 @@ def _parse_reply(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
                   completion_tokens=int(usage.get("completion_tokens") or 0)))
 
 
+def finish_reason_of(data: Any) -> Optional[str]:
+    """``choices[0].finish_reason`` of a parsed reply, None when absent."""
+    reason = data["choices"][0].get("finish_reason") if isinstance(data, dict) else None
+    return reason if isinstance(reason, str) else None
+
+
 def check_base_url(url: str) -> str:
     """The base URL without a trailing slash; ConfigError unless it is a well-formed http(s) URL."""
     try:
@@ -192,6 +199,7 @@ class OpenAIChatModel:
         self.params = params
         self._encoder = BodyEncoder()
         self._session: Optional[pools.Transport] = None
+        self.length_watch = LengthWatch(f"{model} at {self.base_url}")
         self._pool: Optional[pools.PoolKey] = None  # the shared per-endpoint pool this model holds (pools.py)
 
     def __repr__(self) -> str:
@@ -296,7 +304,9 @@ class OpenAIChatModel:
             data = json.loads(raw)
         except ValueError as e:
             raise _Transient(f"malformed reply: body is not JSON ({e})") from None
-        return parse_reply(data, call_id_prefix)
+        message, usage = parse_reply(data, call_id_prefix)
+        self.length_watch.saw(finish_reason_of(data), usage.completion_tokens)
+        return message, usage
 
     def _log_retry(self, state) -> None:
         exc = state.outcome.exception()

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import ConfigError
+from .activity import METER
 from .generation import GenerationRequest, GenerationResult
 from .local import LocalChatModel, check_local_params, stop_ids_for
 from .templates import prepare_tokenizer
@@ -96,4 +97,6 @@ class VllmChatModel(LocalChatModel):
         prompts = [{"prompt_token_ids": list(r.prompt_ids)} for r in requests]
         params = [self._vllm.SamplingParams(**sampling_kwargs(r, self.stop_ids)) for r in requests]
         outputs = self.engine.generate(prompts, params, use_tqdm=False)
-        return [generation_result(out.outputs[0], self.stop_ids) for out in outputs]
+        results = [generation_result(out.outputs[0], self.stop_ids) for out in outputs]
+        METER.add_tokens(sum(len(r.token_ids) for r in results))
+        return results
