@@ -128,3 +128,12 @@ def test_tau2_retail_with_the_real_model_as_agent_and_user(smollm2_checkpoint, d
         assert "context is 8192 tokens" in (result.messages[-1].content or "")
     else:
         assert result.agent_usage.completion_tokens > 0
+
+
+def test_model_template_prints_the_template_for_vllm_serve(capsys):
+    from mua.harness.models.templates import HERMES_TEMPLATE, LLAMA3_JSON_TEMPLATE
+
+    assert main(["model", "template", "hermes"]) == 0
+    assert capsys.readouterr().out == HERMES_TEMPLATE
+    assert main(["model", "template", "llama3_json"]) == 0
+    assert capsys.readouterr().out == LLAMA3_JSON_TEMPLATE
