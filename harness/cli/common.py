@@ -38,6 +38,8 @@ def add_model_flags(p: argparse.ArgumentParser, role: str, help_text: str) -> No
                         "e.g. ANTHROPIC_API_KEY, GEMINI_API_KEY; else OPENAI_API_KEY)")
     p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
                                                              "(default: the benchmark protocol's)")
+    p.add_argument(f"--{role}-chat-template", metavar="hermes|llama3_json|FILE",
+                   help=f"chat template for a local {role} checkpoint whose own one drops tool use")
     p.add_argument(f"--{role}-params", metavar="JSON", help=f"extra request parameters for the {role} model, "
                                                             'as a JSON object, e.g. \'{"max_tokens": 2048}\'')
 
@@ -78,6 +80,9 @@ def model_spec(args: argparse.Namespace, role: str, default_temperature: Optiona
         temperature = default_temperature
     if temperature is not None:
         params["temperature"] = temperature
+    template = getattr(args, f"{role}_chat_template", None)
+    if template is not None:
+        params["chat_template"] = template  # recorded in config.json with the other params
     given = params.get("timeout_s")
     if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
                               or not 0 < given < math.inf):

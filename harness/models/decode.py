@@ -19,6 +19,7 @@ from typing import Optional
 
 import torch
 
+from .activity import METER
 from .generation import GenerationRequest, GenerationResult
 
 
@@ -172,7 +173,7 @@ def generate_batch(model, requests: list[GenerationRequest], stop_ids: set[int],
     width = mask.shape[1]
     positions = torch.tensor([[len(r.prompt_ids) - 1] for r in requests], dtype=torch.long, device=device)
     for _ in range(max(r.max_new_tokens for r in requests)):
-        step = []
+        step, fresh = [], 0
         picks = _pick(logits, requests, gens, [not d for d in done])
         for i, r in enumerate(requests):
             if done[i]:
@@ -181,11 +182,13 @@ def generate_batch(model, requests: list[GenerationRequest], stop_ids: set[int],
             token, logprob = picks[i]
             results[i].token_ids.append(token)
             results[i].logprobs.append(logprob)
+            fresh += 1
             if token in stop_ids:
                 results[i].finish_reason, done[i] = "stop", True
             elif len(results[i].token_ids) >= r.max_new_tokens:
                 done[i] = True
             step.append(token)
+        METER.add_tokens(fresh)  # the progress line's tokens/s, live while a long batch decodes
         if all(done):
             break
         mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=mask.device)], dim=1)

@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from ..errors import ConfigError, ModelError
 from ..types import Message, ToolSpec, Usage
+from .activity import METER, LengthWatch
 from .batching import MicroBatcher
 from .chat_template import encode_prompt, render_prompt
 from .generation import GenerationRequest, GenerationResult
@@ -28,7 +29,7 @@ from .reply import assistant_reply, template_thinks
 from .stream import StreamError, TemplateSuffixer, stop_text_of
 from .trace import TurnRecord, emit
 
-LOCAL_PARAMS = {"parser", "max_new_tokens", "temperature", "top_p", "max_batch", "default_seed"}
+LOCAL_PARAMS = {"parser", "max_new_tokens", "temperature", "top_p", "max_batch", "default_seed", "chat_template"}
 
 
 def _is_int(value: Any) -> bool:
@@ -56,6 +57,8 @@ def check_local_params(params: dict[str, Any]) -> None:
         raise bad("top_p", "a number in (0, 1]")
     if params.get("parser") is not None and not isinstance(params["parser"], str):
         raise bad("parser", "a parser name string")
+    if params.get("chat_template") is not None and not isinstance(params["chat_template"], str):
+        raise bad("chat_template", "hermes, llama3_json or a template file path")
 
 
 def stop_ids_for(tokenizer, generation_config) -> set[int]:
@@ -102,6 +105,7 @@ class LocalChatModel:
         # conversation digest (through the model's reply) -> (token ids through the reply, reply closed)
         self._streams: OrderedDict[str, tuple[list[int], bool]] = OrderedDict()
         self.max_streams = 1024
+        self.length_watch = LengthWatch("the local model")
 
     def _generate_batch(self, requests: list[GenerationRequest]) -> list[GenerationResult]:
         raise NotImplementedError
@@ -151,6 +155,8 @@ class LocalChatModel:
                                  f"{self.max_context} tokens")
         seed = self.default_seed if seed is None else seed
         result = await self.batcher.submit(GenerationRequest(prompt, budget, self.temperature, self.top_p, seed))
+        METER.add_turn(result.finish_reason)
+        self.length_watch.saw(result.finish_reason, len(result.token_ids))
         text = self.completion_text(result.token_ids)
         reply = assistant_reply(text, self.parse, split_thinking=self.splits_reasoning, prompt_ids=prompt,
                                 completion_ids=result.token_ids)

@@ -24,6 +24,7 @@ from tenacity.wait import wait_base
 from ..errors import ConfigError, ModelError
 from ..types import Message, ToolCall, ToolSpec, Usage
 from . import pools
+from .activity import LengthWatch
 from .http1 import InvalidURL, TransportError
 from .request_json import BodyEncoder, ToolList
 
@@ -151,6 +152,15 @@ def _parse_reply(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
                   completion_tokens=int(usage.get("completion_tokens") or 0)))
 
 
+def finish_reason_of(data: Any) -> Optional[str]:
+    """``choices[0].finish_reason`` of a parsed reply, None when absent (or the reply is another provider's
+    format, whose client parses it)."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    reason = first.get("finish_reason")
+    return reason if isinstance(reason, str) else None
+
+
 def check_base_url(url: str) -> str:
     """The base URL without a trailing slash; ConfigError unless it is a well-formed http(s) URL."""
     try:
@@ -205,6 +215,7 @@ class OpenAIChatModel:
         self.params = params
         self._encoder = BodyEncoder()
         self._session: Optional[pools.Transport] = None
+        self.length_watch = LengthWatch(f"{model} at {self.base_url}")
         self._pool: Optional[pools.PoolKey] = None  # the shared per-endpoint pool this model holds (pools.py)
 
     def __repr__(self) -> str:
@@ -318,7 +329,9 @@ class OpenAIChatModel:
             data = json.loads(raw)
         except ValueError as e:
             raise _Transient(f"malformed reply: body is not JSON ({e})") from None
-        return self.parse(data, call_id_prefix)
+        message, usage = self.parse(data, call_id_prefix)
+        self.length_watch.saw(finish_reason_of(data), usage.completion_tokens)
+        return message, usage
 
     def _log_retry(self, state) -> None:
         exc = state.outcome.exception()

@@ -122,8 +122,12 @@ class TemplateSuffixer:
             raise StreamError("the chat template does not present tools in a turn of their own; a tool list that "
                               "changes mid-episode cannot be appended to the stream")
         text = text[:len(text) - len(user_turn)]
+        # The sequence's BOS is already at the start of the stream; drop it only where the template writes it
+        # before the first turn (Llama). SmolLM2's BOS is <|im_start|>, which opens every turn and must stay.
+        alone = self._render(user, generation_prompt=False)
+        lead = alone[:len(alone) - len(user_turn)] if alone.endswith(user_turn) else alone
         bos = getattr(self.tokenizer, "bos_token", None)
-        if bos and text.startswith(bos):  # the sequence's BOS is already at the start of the stream
+        if bos and lead.startswith(bos) and text.startswith(bos):
             text = text[len(bos):]
         if not text:
             raise StreamError("the chat template renders no tool list; a changed tool list cannot be shown")

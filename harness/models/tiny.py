@@ -15,43 +15,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
+from .templates import HERMES_TEMPLATE
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 # Kept as single (non-special) tokens so they survive decoding, as in the models that use this format.
 TOOL_MARKERS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<tools>", "</tools>")
 VOCAB_SIZE = 1024
 
-# Our own template in the Hermes/Qwen layout. Consecutive tool results share one user-side turn. Chat
-# templates run with trim_blocks, which eats a newline right after a block tag: such newlines are written
-# as {{ NL }} expressions instead.
-CHAT_TEMPLATE = (
-    "{% set NL = '\\n' %}{% set msgs = messages %}"
-    "{% if tools or (msgs and msgs[0].role == 'system') %}<|im_start|>system{{ NL }}"
-    "{% if msgs and msgs[0].role == 'system' %}{{ msgs[0].content }}{% set msgs = msgs[1:] %}{% endif %}"
-    "{% if tools %}{{ NL }}{{ NL }}You may call functions. Their signatures are listed inside <tools></tools>:"
-    "{{ NL }}<tools>{% for tool in tools %}{{ NL }}{{ tool | tojson }}{% endfor %}{{ NL }}</tools>{{ NL }}"
-    "{{ NL }}To call a function, reply with a JSON object inside <tool_call></tool_call> tags:{{ NL }}"
-    "<tool_call>{{ NL }}{\"name\": <function-name>, \"arguments\": <arguments-object>}{{ NL }}</tool_call>"
-    "{% endif %}<|im_end|>{{ NL }}{% endif %}"
-    "{% for m in msgs %}"
-    "{% if m.role == 'tool' %}"
-    "{% if loop.first or msgs[loop.index0 - 1].role != 'tool' %}<|im_start|>user{% endif %}"
-    "{{ NL }}<tool_response>{{ NL }}{{ m.content }}{{ NL }}</tool_response>"
-    "{% if loop.last or msgs[loop.index0 + 1].role != 'tool' %}<|im_end|>{{ NL }}{% endif %}"
-    "{% else %}"
-    "<|im_start|>{{ m.role }}{{ NL }}{% if m.content %}{{ m.content }}{% endif %}"
-    "{% for call in (m.tool_calls or []) %}"
-    "{% set fn = call.function if call.function is defined else call %}"
-    "{% if m.content or not loop.first %}{{ NL }}{% endif %}"
-    "<tool_call>{{ NL }}{\"name\": {{ fn.name | tojson }}, \"arguments\": "
-    "{% if fn.arguments is string %}{{ fn.arguments }}{% else %}{{ fn.arguments | tojson }}{% endif %}"
-    "}{{ NL }}</tool_call>"
-    "{% endfor %}"
-    "<|im_end|>{{ NL }}"
-    "{% endif %}"
-    "{% endfor %}"
-    "{% if add_generation_prompt %}<|im_start|>assistant{{ NL }}{% endif %}"
-)
+CHAT_TEMPLATE = HERMES_TEMPLATE  # the tiny model wears mua's Hermes-style template
 
 # Training text for the BPE merges: chat scaffolding, JSON punctuation and words common in the benchmarks.
 _CORPUS = [

@@ -12,6 +12,7 @@ from typing import Optional
 from ..errors import ConfigError
 from .generation import GenerationRequest, GenerationResult
 from .local import LocalChatModel, check_local_params, stop_ids_for
+from .templates import prepare_tokenizer
 
 DTYPES = ("auto", "float32", "float16", "bfloat16")  # weight dtypes generation supports ("auto": checkpoint's)
 
@@ -62,6 +63,7 @@ class TransformersChatModel(LocalChatModel):
             raise ConfigError(f"{path} is not a checkpoint directory (no config.json); build a test model "
                               "with `mua model tiny DIR` or pass a saved transformers checkpoint")
         tokenizer = AutoTokenizer.from_pretrained(path)
+        prepare_tokenizer(tokenizer, str(path), params.pop("chat_template", None))  # before the weights load
         torch_dtype = getattr(torch, dtype) if dtype not in (None, "auto") else "auto"
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(self.device).eval()
         stop_ids = stop_ids_for(tokenizer, self.model.generation_config)

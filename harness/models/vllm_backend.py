@@ -19,8 +19,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..errors import ConfigError
+from .activity import METER
 from .generation import GenerationRequest, GenerationResult
 from .local import LocalChatModel, check_local_params, stop_ids_for
+from .templates import prepare_tokenizer
 
 
 def import_vllm():
@@ -72,9 +74,14 @@ class VllmChatModel(LocalChatModel):
         path = Path(path)
         if not (path / "config.json").is_file():
             raise ConfigError(f"{path} is not a checkpoint directory (no config.json)")
+        from transformers import AutoTokenizer
+        # The template is checked (and replaced) before the engine loads; the engine's tokenizer then wears it.
+        template = prepare_tokenizer(AutoTokenizer.from_pretrained(path), str(path),
+                                     params.pop("chat_template", None)).chat_template
         self._vllm = vllm
         self.engine = vllm.LLM(model=str(path), **(engine_args or {}))
         tokenizer = self.engine.get_tokenizer()
+        tokenizer.chat_template = template
         from transformers import GenerationConfig
         try:
             generation_config = GenerationConfig.from_pretrained(path)
@@ -90,4 +97,6 @@ class VllmChatModel(LocalChatModel):
         prompts = [{"prompt_token_ids": list(r.prompt_ids)} for r in requests]
         params = [self._vllm.SamplingParams(**sampling_kwargs(r, self.stop_ids)) for r in requests]
         outputs = self.engine.generate(prompts, params, use_tqdm=False)
-        return [generation_result(out.outputs[0], self.stop_ids) for out in outputs]
+        results = [generation_result(out.outputs[0], self.stop_ids) for out in outputs]
+        METER.add_tokens(sum(len(r.token_ids) for r in results))
+        return results

@@ -176,7 +176,8 @@ def test_parser_follows_the_checkpoint_template_unless_named(tiny_checkpoint, tm
     shutil.copytree(tiny_checkpoint, llama_like)
     template = (llama_like / "chat_template.jinja").read_text()
     (llama_like / "chat_template.jinja").write_text("{# ipython results; calls may start with <|python_tag|> #}"
-                                                    + template.replace("tool_call", "function_call"))
+                                                    + template.replace("<tool_call>", "<function_call>")
+                                                    .replace("</tool_call>", "</function_call>"))
     model = CannedModel(llama_like)
     assert model.parser_name == "llama3_json"
     model.replies = ['{"name": "get_order", "parameters": {"order_id": "#W1"}}']

@@ -11,14 +11,14 @@ are held to a fixed sentence the same way (a blank user turn would end the episo
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from helpers.serving import free_port as _free_port
+from helpers.serving import wait_up as _wait_up
 
 from mua.harness.models.tiny import build_tiny_checkpoint
 
@@ -28,25 +28,6 @@ if os.environ.get("MUA_REQUIRE_VLLM") != "1":
 pytestmark = pytest.mark.vllm
 BIN = Path(sys.executable).parent
 CALL = r'<tool_call>\n\{"name": "get_order_details", "arguments": \{"order_id": "#W0000000"\}\}\n</tool_call>'
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_up(url: str, proc: subprocess.Popen, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"vllm serve exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(url + "/models", timeout=5):
-                return
-        except OSError:
-            time.sleep(2)
-    raise AssertionError(f"vllm serve not up after {timeout_s} s")
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,66 @@
+"""Local runs are not silent: the progress line shows model turns and tokens/s while episodes play, and a model
+whose replies keep running to the token limit is reported once, with the fix."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import mock_openai as mock  # tests/ is on sys.path (tests/conftest.py)
+
+from mua.harness.models import make_chat_model
+from mua.harness.models.activity import GenerationMeter, LengthWatch
+from mua.harness.types import Message
+
+PACK = Path(__file__).resolve().parents[3] / "benchmarks/pack/examples/bookings"
+
+
+def test_meter_says_nothing_until_a_local_model_generates():
+    meter = GenerationMeter()
+    assert meter.text() == ""
+    meter.add_tokens(5)
+    meter.add_turn("stop")
+    meter.add_turn("length")
+    text = meter.text()
+    assert text.startswith("model turns 2, ") and "tok/s" in text and "1 cut at max tokens" in text
+
+
+def test_length_watch_reports_once_after_a_streak(capsys):
+    watch = LengthWatch("m")
+    for reason in ("length", "length", "stop", "length", "length"):
+        watch.saw(reason, 512)
+    assert capsys.readouterr().err == ""  # the streak was broken
+    watch.saw("length", 512)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "3 replies in a row ran to the token limit" in err
+    assert "--agent-params '{\"max_tokens\": 256}'" in err
+    watch.saw("length", 512)
+    assert capsys.readouterr().err == ""  # once
+
+
+def test_an_endpoint_that_generates_to_its_limit_is_reported(capsys):
+    cut = mock.text_reply("blah " * 50, usage_=mock.usage(completion_tokens=8000))
+    cut["choices"][0]["finish_reason"] = "length"
+    with mock.MockOpenAI(mock.constant(cut)) as url:
+        model = make_chat_model("small", base_url=url, api_key_env="NO_SUCH_KEY_VAR")
+
+        async def three():
+            for _ in range(3):
+                await model.chat([Message(role="user", content="hi")])
+            await model.aclose()
+
+        asyncio.run(three())
+    err = capsys.readouterr().err
+    assert "small at " in err and "ran to the token limit" in err and "8000 tokens" in err
+
+
+def test_progress_shows_model_turns_and_tokens_per_s_during_a_local_run(tiny_checkpoint, tmp_path, capsys,
+                                                                        monkeypatch):
+    from mua.harness import batch
+    from mua.harness.cli import main
+
+    monkeypatch.setattr(batch, "ACTIVITY_EVERY_S", 0.01)
+    assert main(["eval", "--benchmark", "pack", "--data-dir", str(PACK), "--agent-model", str(tiny_checkpoint),
+                 "--agent-params", '{"max_tokens": 8}', "--limit", "2", "--trials", "1",
+                 "--out", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err
+    assert "model turns " in err and " tok/s" in err
