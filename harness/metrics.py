@@ -10,11 +10,9 @@ subset) — see ``runs.declaration_of``.
 from __future__ import annotations
 
 import json
-from array import array
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
-from .stats import is_success
 
 PASS_HAT_K = "pass^k"  # tau2's pass^k per subset, k from 1 to the fewest scored trials of any task
 SUCCESS = "success"  # share of scored trials that pass (stats.is_success)
@@ -113,59 +111,3 @@ def generic(benchmark: str, subsets: tuple[str, ...] = (), default_split: Option
     return MetricsDeclaration(benchmark, tuple(subsets), (
         Metric(REWARD, f"{benchmark}/{{subset}} reward", overall=f"{benchmark} mean reward"),),
         default_split=default_split)
-
-
-def _value(row: dict, measure: str) -> Optional[float]:
-    """One episode's value of ``measure``; None when it has none (unscored, or the component was skipped)."""
-    value = row.get("reward") if measure in (SUCCESS, REWARD) else (row.get("components") or {}).get(measure)
-    if not isinstance(value, (int, float)):
-        return None
-    return (1.0 if is_success(value) else 0.0) if measure == SUCCESS else float(value)
-
-
-class SummaryFields:
-    """The declared summary values, accumulated one episode row at a time (errored rows excluded): each
-    metric with a ``summary`` key gets the mean over the episodes that have a value (null when none do); rows
-    of several subsets also get them per subset under ``by_subset``, in declared subset order."""
-
-    def __init__(self, decl: MetricsDeclaration) -> None:
-        self.decl = decl
-        self.declared = [m for m in decl.metrics if m.summary and m.measure != PASS_HAT_K]
-        self.rows = 0
-        self.values: dict[str, dict[str, array]] = {}  # subset -> summary key -> values in arrival order
-
-    def add(self, row: dict) -> None:
-        self.rows += 1
-        if row.get("error") or not self.declared:
-            return
-        per_subset = self.values.setdefault(str(row.get("subset")), {})
-        for m in self.declared:
-            values = per_subset.setdefault(str(m.summary), array("d"))
-            if (v := _value(row, m.measure)) is not None:
-                values.append(v)
-
-    def _fields(self, groups: list[dict[str, array]]) -> dict[str, Optional[float]]:
-        out: dict[str, Optional[float]] = {}
-        for m in self.declared:
-            values = [v for g in groups for v in g.get(str(m.summary), ())]
-            mean = sum(values) / len(values) if values else None
-            out[str(m.summary)] = round(mean, m.digits) if mean is not None and m.digits is not None else mean
-        return out
-
-    def result(self) -> dict[str, Any]:
-        if not self.declared or not self.rows:
-            return {}
-        summary: dict[str, Any] = dict(self._fields(list(self.values.values())))
-        order = {s: i for i, s in enumerate(self.decl.subsets)}
-        subsets = sorted(self.values, key=lambda s: (order.get(s, len(order)), s))
-        if len(subsets) > 1:
-            summary["by_subset"] = {s: self._fields([self.values[s]]) for s in subsets}
-        return summary
-
-
-def summary_fields(decl: MetricsDeclaration, rows: list[dict]) -> dict[str, Any]:
-    """The declared summary values over episode rows; see :class:`SummaryFields`."""
-    acc = SummaryFields(decl)
-    for row in rows:
-        acc.add(row)
-    return acc.result()

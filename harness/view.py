@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 from .errors import ConfigError
 from .interfaces import Benchmark
-from .results import latest_by_key, read_jsonl
+from .episodes import latest_episodes
 from .stats import is_success
 
 PAGE = (Path(__file__).parent / "view_page.html").read_text(encoding="utf-8")
@@ -56,7 +56,7 @@ def load_source(path: Path) -> Source:
             config = json.loads((path / "config.json").read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise ConfigError(f"{path / 'config.json'} is not valid JSON ({e})") from None
-        rows = list(latest_by_key(read_jsonl(path / "episodes.jsonl")).values())
+        rows = [r.row for r in latest_episodes(path / "episodes.jsonl")[0].values()]
         benchmark = str(config.get("benchmark") or "") if isinstance(config, dict) else ""
         return Source(path.name, "run", rows, _explainer(benchmark) if benchmark else Benchmark.explain)
     if (path / "metrics.jsonl").is_file() or (path / "samples").is_dir():
