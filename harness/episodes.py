@@ -28,6 +28,9 @@ from .jsonl import BadLine, loads_line
 from .stats import is_success
 
 RECORD_VERSION = 1  # the newest episode-record format this mua reads and writes
+# A reward or score component beyond this size is no score (they are fractions or small counts); it is refused
+# so that sums over many episodes and the bootstrap's resampled means cannot overflow to infinity.
+MAX_SCORE = 1e12
 VERSION_KEY = "record_version"
 
 EpisodeKey = tuple[str, str, int]  # (subset, task_id, trial)
@@ -94,8 +97,9 @@ class EpisodeRecord:
             for name in components:
                 field(components, name, float, where=f"{where}: components", nullable=True)
             for name, value in (("reward", reward), *components.items()):
-                if value is not None and not math.isfinite(value):  # only if parsed leniently
-                    raise DataError(f"{where}: field {name!r} is not a finite number")
+                if value is not None and not (math.isfinite(value) and abs(value) <= MAX_SCORE):
+                    raise DataError(f"{where}: field {name!r} is not a number within ±{MAX_SCORE:g} "
+                                    f"(found {value:g})")
             record = cls(
                 benchmark=field(obj, "benchmark", str, where=where, default=None, nullable=True),
                 subset=key[0], task_id=key[1], trial=key[2],
@@ -219,6 +223,7 @@ class Index(Generic[R]):
         self.status = bytearray(size)
         self.extra: dict[EpisodeKey, tuple[int, int]] = {}  # key -> (offset, status), unexpected keys
         self.invalid: dict[EpisodeKey, str] = {}  # key -> reason, where the key's latest line is invalid
+        self.invalid_offsets: list[int] = []  # every invalid line, superseded or not (set aside on a rewrite)
         self.bad: list[BadLine_] = []
         self.lines = 0
         in_order = True
@@ -234,6 +239,7 @@ class Index(Generic[R]):
             code = INVALID if isinstance(item, InvalidRecord) else status(item)
             if isinstance(item, InvalidRecord):
                 self.invalid[key] = str(item)
+                self.invalid_offsets.append(at)
             else:
                 self.invalid.pop(key, None)
             p = position(key) if position is not None else None

@@ -8,7 +8,8 @@ more than ``margin`` with the chosen confidence (one-sided paired test over task
 permutation). A different user simulator model only warns: it changes the conversations, not what a
 score means, and is sometimes the point of a comparison. Per task, the value
 compared is the mean over its scored trials (errors excluded) of the chosen metric: the reward, or a named
-score component.
+score component. By default that metric is the benchmark's declared headline measure (metrics.headline_measure:
+success for pass^k, ACEBench's end_state, ...), so the gate tests what the benchmark reports, not mean reward.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Optional
 
 from .errors import ConfigError
+from .metrics import headline_measure
 from .protocol import mismatches
 from .runs import Run, spec_label
 from .stats import PairedTest, mean, paired_bootstrap, paired_permutation
@@ -25,7 +27,7 @@ METHODS = {"bootstrap": paired_bootstrap, "permutation": paired_permutation}
 
 @dataclass(frozen=True)
 class GateSettings:
-    metric: str = "reward"
+    metric: Optional[str] = None  # None: the benchmark's declared headline measure
     margin: float = 0.0  # tolerated drop, as a fraction (0.02 = 2 points)
     confidence: float = 0.95
     method: str = "bootstrap"
@@ -48,6 +50,7 @@ class SubsetDelta:
 @dataclass
 class Verdict:
     passed: bool
+    metric: str = ""  # the per-task measure compared
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -55,7 +58,8 @@ class Verdict:
     subsets: list[SubsetDelta] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"passed": self.passed, "failures": self.failures, "notes": self.notes, "warnings": self.warnings,
+        return {"passed": self.passed, "metric": self.metric, "failures": self.failures, "notes": self.notes,
+                "warnings": self.warnings,
                 "test": asdict(self.test) if self.test else None, "subsets": [asdict(s) for s in self.subsets]}
 
 
@@ -150,7 +154,8 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
             raise ConfigError(f"{role} {run.path}: {len(run.invalid_values)} episode(s) have a reward or score "
                               f"that is not a number (e.g. {run.invalid_values[0]}); the results file is damaged "
                               "or was not written by mua, so no verdict can be given")
-    v = Verdict(passed=True)
+    metric = s.metric or headline_measure(candidate.metrics)
+    v = Verdict(passed=True, metric=metric)
     base_incomplete = not baseline.complete and not s.allow_incomplete
     incomplete = not candidate.complete and not s.allow_incomplete
     erring = candidate.error_rate > s.max_error_rate
@@ -177,19 +182,19 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
     v.notes += [f"candidate {p}" for p in candidate.problems()
                 if not (incomplete and p.startswith("incomplete")) and not (erring and "episode errors" in p)]
 
-    diffs, v.subsets = _pairs(baseline, candidate, s.metric)
+    diffs, v.subsets = _pairs(baseline, candidate, metric)
     if not diffs:
-        v.failures.append(f"no task has a scored {s.metric!r} in both runs: nothing to compare")
+        v.failures.append(f"no task has a scored {metric!r} in both runs: nothing to compare")
     else:
         v.test = METHODS[s.method](diffs, margin=s.margin, confidence=s.confidence,
                                    resamples=s.resamples, seed=s.seed)
         alpha = 1.0 - s.confidence
         if v.test.p_value < alpha:
             v.failures.append(f"candidate is worse than baseline by more than {100 * s.margin:.1f} points "
-                              f"({s.confidence:.0%} confidence): {_test_text(v.test, s)}")
+                              f"({s.confidence:.0%} confidence): {_test_text(v.test, s, metric)}")
         else:
             v.notes.insert(0, f"no regression beyond {100 * s.margin:.1f} points at {s.confidence:.0%} "
-                              f"confidence: {_test_text(v.test, s)}")
+                              f"confidence: {_test_text(v.test, s, metric)}")
         uncovered = sum(len(c.tasks) for c in candidate.subsets.values()) - v.test.n
         if uncovered:
             v.notes.append(f"{uncovered} candidate task(s) not compared (not scored in both runs)")
@@ -197,8 +202,8 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
     return v
 
 
-def _test_text(t: PairedTest, s: GateSettings) -> str:
-    return (f"mean {s.metric} change {100 * t.delta:+.1f} points over {t.n} paired tasks, "
+def _test_text(t: PairedTest, s: GateSettings, metric: str) -> str:
+    return (f"mean {metric} change {100 * t.delta:+.1f} points over {t.n} paired tasks, "
             f"{s.confidence:.0%} CI [{100 * t.low:+.1f}, {100 * t.high:+.1f}], one-sided p={t.p_value:.4f} "
             f"(paired {t.method}, {t.resamples} resamples, seed {s.seed})")
 

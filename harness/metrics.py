@@ -111,3 +111,19 @@ def generic(benchmark: str, subsets: tuple[str, ...] = (), default_split: Option
     return MetricsDeclaration(benchmark, tuple(subsets), (
         Metric(REWARD, f"{benchmark}/{{subset}} reward", overall=f"{benchmark} mean reward"),),
         default_split=default_split)
+
+
+def headline_measure(decl: MetricsDeclaration) -> str:
+    """The per-task measure behind the declaration's headline (its first headline column, else its first
+    metric), as the gate compares it: "success" for pass^k and success (a task's mean success over its trials
+    is its pass^1), "reward", or a score component's name."""
+    def columns(m: Metric) -> set[str]:
+        labels = [decl.label(s) for s in decl.subsets] or ["{subset}"]
+        cols = {m.subset_column(label, k) for label in labels for k in range(1, 9)}
+        return cols | ({m.overall} if m.overall else set())
+
+    lead = decl.headline[0] if decl.headline else None
+    chosen = next((m for m in decl.metrics if lead in columns(m)), decl.metrics[0] if decl.metrics else None)
+    if chosen is None:
+        return REWARD
+    return SUCCESS if chosen.measure == PASS_HAT_K else chosen.measure

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .errors import ConfigError, DataError
-from .episodes import INVALID, Index, check_config_version
+from .episodes import Index, check_config_version
 from .files import field, read_bytes, type_name
 from .jsonl import BadLine, loads_line
 
@@ -147,7 +147,7 @@ def rewrite_in_order(index: Index[Any], feed: Optional[Callable[[Any], None]] = 
     path = index.path
     if index.bad:  # the rewrite keeps only records: keep the rest beside it
         set_aside(path, [b.raw for b in index.bad], "unreadable lines found while writing the final file")
-    if index.invalid:
+    if index.invalid_offsets:
         _set_aside_invalid(index)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.fchmod(fd, 0o666 & ~_umask())
@@ -168,18 +168,16 @@ def rewrite_in_order(index: Index[Any], feed: Optional[Callable[[Any], None]] = 
 
 
 def _set_aside_invalid(index: Index[Any]) -> None:
-    """Invalid lines that are still the latest of their key are not rewritten: keep their bytes aside."""
-    wanted = set(index.invalid)
+    """Lines with invalid fields are not rewritten (a later line of their key, if any, wins): their bytes are
+    kept beside the file."""
     lines = []
     with open(index.path, "rb") as f:
-        offsets = [index.offsets[p] for p in range(index.size) if index.status[p] == INVALID]
-        offsets += [at for at, code in index.extra.values() if code == INVALID]
-        for at in sorted(offsets):
+        for at in index.invalid_offsets:
             f.seek(at)
             lines.append(f.readline().rstrip(b"\r\n"))
-    if lines:
-        set_aside(index.path, lines, f"{len(wanted)} line(s) with invalid fields found while writing the final "
-                  f"file (e.g. {next(iter(index.invalid.values()))})")
+    reasons = list(index.invalid.values())
+    set_aside(index.path, lines, "lines with invalid fields found while writing the final file"
+              + (f" (e.g. {reasons[0]})" if reasons else ""))
 
 
 class RunDir:

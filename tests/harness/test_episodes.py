@@ -1,0 +1,141 @@
+"""The episode record and its one reader: old files read, newer formats refused, hostile fields isolated with a
+reason naming file, line and field, config.json fields type-checked, and a finished run left untouched."""
+import json
+import os
+
+import pytest
+
+from mua.harness.cli import main
+from mua.harness.episodes import INVALID, RECORD_VERSION, EpisodeRecord, latest_episodes
+from mua.harness.errors import DataError
+from mua.harness.results import dumps, rewrite_in_order, set_aside_torn_tail
+from mua.harness.episodes import episode_index
+
+
+def _row(task="0", trial=0, **kw):
+    return {"benchmark": "tau2", "subset": "retail", "task_id": task, "trial": trial, "seed": 1, "reward": 1.0,
+            "components": {"db": 1.0}, "termination": "user_stop", "turns": 1, "messages": [], "usage": {},
+            "info": {}, "error": None, **kw}
+
+
+def _gold_run(path, data_dir) -> int:
+    return main(["eval", "--benchmark", "tau2", "--subset", "retail", "--agent", "gold", "--limit", "2",
+                 "--no-progress", "--data-dir", str(data_dir), "--out", str(path)])
+
+
+def _one_line_error(capsys) -> str:
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and "error:" in lines[0], out.err
+    return lines[0]
+
+
+def test_a_new_record_writes_the_line_mua_always_wrote():
+    fields = {k: v for k, v in _row().items()}
+    record = EpisodeRecord.new(**fields)
+    assert dumps(record.row) == dumps(_row())  # same keys, same order: no version key on version-1 lines
+    assert list(record.row) == list(_row()) and record.key == ("retail", "0", 0)
+
+
+def test_old_lines_without_version_or_later_fields_still_read_and_rewrite_byte_identical(tmp_path):
+    old = {"subset": "retail", "task_id": 7, "trial": 0, "reward": 0.0, "components": {}, "error": ""}
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(dumps(old) + "\n" + dumps(_row("8")) + "\n")
+    records, index = latest_episodes(path)
+    first = records[("retail", "7", 0)]
+    assert first.seed is None and first.messages == [] and first.error is None and first.reward == 0.0
+    assert not index.bad and not index.invalid
+    before = path.read_bytes()
+    rewrite_in_order(episode_index(path))
+    assert path.read_bytes() == before
+
+
+def test_a_newer_record_version_is_refused_with_one_line(tmp_path, data_dir, capsys):
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(dumps(_row(record_version=RECORD_VERSION + 1)) + "\n")
+    with pytest.raises(DataError, match=r"line 1: written by a newer mua \(record version 2"):
+        latest_episodes(path)
+    run = tmp_path / "run"
+    assert _gold_run(run, data_dir) == 0
+    config = json.loads((run / "config.json").read_text())
+    (run / "config.json").write_text(json.dumps(config | {"record_version": RECORD_VERSION + 1}))
+    capsys.readouterr()
+    assert main(["leaderboard", str(run)]) == 2
+    assert "newer mua" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("value,field", [('"abc"', "reward"), ("1e309", "1e309"), ("1e308", "reward"),
+                                         ("true", "reward"), ('{"x": 1}', "reward")])
+def test_hostile_fields_are_isolated_with_file_line_and_field(tmp_path, data_dir, capsys, value, field):
+    path = tmp_path / "episodes.jsonl"
+    bad = dumps(_row("1", reward="PLACEHOLDER")).replace('"PLACEHOLDER"', value)
+    path.write_text(dumps(_row("0")) + "\n" + bad + "\n")
+    records, index = latest_episodes(path)
+    assert list(records) == [("retail", "0", 0)]  # the good line still reads
+    reason = index.invalid[("retail", "1", 0)]  # the bad one keeps its key: finished, never scored
+    assert f"{path} line 2" in reason and field in reason, reason
+    # the gate refuses it with one line, the leaderboard flags it; neither a traceback
+    run = tmp_path / "run"
+    assert _gold_run(run, data_dir) == 0
+    lines = (run / "episodes.jsonl").read_text().splitlines()
+    lines[0] = json.dumps(json.loads(lines[0]) | {"reward": "PLACEHOLDER"}).replace('"PLACEHOLDER"', value)
+    (run / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["gate", "--baseline", str(run), "--candidate", str(run)]) == 2
+    assert "line 1" in _one_line_error(capsys)
+    assert main(["leaderboard", str(run)]) == 0
+    index = episode_index(run / "episodes.jsonl")
+    assert list(index.invalid) == [("retail", "0", 0)] and index.extra[("retail", "0", 0)][1] == INVALID
+    assert _gold_run(run, data_dir) == 0  # resume re-plays the invalid episode; its line is set aside
+    assert not episode_index(run / "episodes.jsonl").invalid
+    assert value in (run / "episodes.jsonl.setaside").read_text()
+
+
+@pytest.mark.parametrize("change", [{"agent": "x"}, {"tasks": 5}, {"protocol": "x"}, {"trials": "2"},
+                                    {"tasks": {"retail": [None]}}, "huge", "deep"])
+def test_hostile_config_fields_are_one_line_errors(tmp_path, data_dir, capsys, change):
+    run = tmp_path / "run"
+    assert _gold_run(run, data_dir) == 0
+    config = json.loads((run / "config.json").read_text())
+    if change == "huge":
+        text = json.dumps(config).replace('"seed": 0', '"seed": ' + "9" * 5000)
+    elif change == "deep":
+        text = json.dumps(config)[:-1] + ', "x": ' + "[" * 10_000 + "]" * 10_000 + "}"
+    else:
+        text = json.dumps(config | change)
+    (run / "config.json").write_text(text)
+    capsys.readouterr()
+    for argv in (["leaderboard", str(run)], ["gate", "--baseline", str(run), "--candidate", str(run)]):
+        assert main(argv) == 2
+        line = _one_line_error(capsys)
+        assert "config.json" in line, line
+        if isinstance(change, dict):
+            assert repr(next(iter(change))) in line or "tasks of" in line, line
+    assert _gold_run(run, data_dir) == 2  # resume: same refusal
+    assert "config.json" in _one_line_error(capsys)
+
+
+def test_a_finished_run_resumed_is_read_not_rewritten(tmp_path, data_dir):
+    run = tmp_path / "run"
+    assert _gold_run(run, data_dir) == 0
+    before = {n: ((run / n).stat().st_ino, (run / n).read_bytes()) for n in ("episodes.jsonl", "timings.jsonl")}
+    summary = (run / "summary.json").read_bytes()
+    assert _gold_run(run, data_dir) == 0
+    after = {n: ((run / n).stat().st_ino, (run / n).read_bytes()) for n in ("episodes.jsonl", "timings.jsonl")}
+    assert after == before  # same inode: not replaced by a rewrite
+    assert (run / "summary.json").read_bytes() == summary
+
+
+def test_torn_tail_is_set_aside_from_the_end(tmp_path):
+    path = tmp_path / "e.jsonl"
+    body = (dumps(_row()) + "\n") * 3000  # longer than one block read from the end
+    path.write_bytes(body.encode() + b'{"subset": "ret')
+    set_aside_torn_tail(path)
+    assert path.read_bytes() == body.encode()
+    assert (tmp_path / "e.jsonl.setaside").read_bytes() == b'{"subset": "ret\n'
+    long_tail = b"x" * 200_000  # a torn line longer than a block
+    path.write_bytes(body.encode() + long_tail)
+    set_aside_torn_tail(path)
+    assert path.read_bytes() == body.encode()
+    os.remove(tmp_path / "e.jsonl.setaside")
