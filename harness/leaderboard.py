@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from .errors import ConfigError
 from .metrics import PASS_HAT_K, Metric, MetricsDeclaration
@@ -114,7 +114,7 @@ def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = 
     return Cell(e.value, e.low, e.high, e.n, "".join(sorted(set(flags))))
 
 
-def _pass_hat_k_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str, Cell]:
+def _pass_hat_k_cells(run: Run, metric: Metric, st: Settings, flags: Callable[[SubsetResult], str]) -> dict[str, Cell]:
     cells = {}
     for name, s in run.subsets.items():
         scored = [t for t in s.tasks.values() if t.scored]
@@ -126,7 +126,7 @@ def _pass_hat_k_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str
     return cells
 
 
-def _mean_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str, Cell]:
+def _mean_cells(run: Run, metric: Metric, st: Settings, flags: Callable[[SubsetResult], str]) -> dict[str, Cell]:
     """Per-subset cells of the per-task mean of ``metric.measure``, plus the overall cell when declared."""
     cells, groups, overall_flags = {}, [], ""
     for name, s in run.subsets.items():
