@@ -139,3 +139,16 @@ def test_torn_tail_is_set_aside_from_the_end(tmp_path):
     set_aside_torn_tail(path)
     assert path.read_bytes() == body.encode()
     os.remove(tmp_path / "e.jsonl.setaside")
+
+
+@pytest.mark.parametrize("text", ['{"sources": {"s": {"short": "S"}}, "entries": [{"source": "s", "model": "m", '
+                                  '"metrics": {"x": "abc"}}]}',
+                                  '{"sources": 5}', '{"entries": [' + "[" * 10_000 + "]" * 10_000 + "]}",
+                                  '{"sources": {}, "entries": [7]}', '{"x": 1' + "0" * 5000 + "}"])
+def test_hostile_published_rows_are_one_line_errors(tmp_path, data_dir, capsys, text):
+    run = tmp_path / "run"
+    assert _gold_run(run, data_dir) == 0
+    (tmp_path / "published.json").write_text(text)
+    capsys.readouterr()
+    assert main(["leaderboard", str(run), "--published", "--published-file", str(tmp_path / "published.json")]) == 2
+    assert "published.json" in _one_line_error(capsys)
