@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 from .errors import ConfigError
 from .interfaces import Benchmark
 from .episodes import latest_episodes
+from .results import read_config
 from .stats import is_success
 
 PAGE = (Path(__file__).parent / "view_page.html").read_text(encoding="utf-8")
@@ -52,10 +53,7 @@ def _explainer(benchmark: str) -> Explain:
 def load_source(path: Path) -> Source:
     path = Path(path)
     if (path / "config.json").is_file():
-        try:
-            config = json.loads((path / "config.json").read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{path / 'config.json'} is not valid JSON ({e})") from None
+        config = read_config(path / "config.json")
         rows = [r.row for r in latest_episodes(path / "episodes.jsonl")[0].values()]
         benchmark = str(config.get("benchmark") or "") if isinstance(config, dict) else ""
         return Source(path.name, "run", rows, _explainer(benchmark) if benchmark else Benchmark.explain)
