@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional
 from .errors import ConfigError
 from .interfaces import Benchmark
 from .episodes import latest_episodes
+from .jsonl import BadLine, iter_raw_lines, loads_line
 from .results import read_config
 from .stats import is_success
 
@@ -98,17 +99,19 @@ def _step_number(stem: str) -> int:
 
 
 def _read_lines(path: Path) -> list[dict]:
+    """The JSON objects of a training log (metrics.jsonl, samples/step-N.jsonl); a torn, garbled, too deep or
+    otherwise unreadable line is skipped (harness.jsonl's rules), never a traceback."""
     out: list[dict] = []
     if not path.is_file():
         return out
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line of a run still in progress
-            if isinstance(value, dict):
-                out.append(value)
+    for _lineno, raw, complete in iter_raw_lines(path):
+        try:
+            # NaN/Infinity are read (a diverged loss is logged as NaN); a torn last line of a run in progress is not
+            value = loads_line(raw, strict=False) if complete else None
+        except BadLine:
+            continue
+        if isinstance(value, dict):
+            out.append(value)
     return out
 
 

@@ -152,3 +152,24 @@ def test_hostile_published_rows_are_one_line_errors(tmp_path, data_dir, capsys, 
     capsys.readouterr()
     assert main(["leaderboard", str(run), "--published", "--published-file", str(tmp_path / "published.json")]) == 2
     assert "published.json" in _one_line_error(capsys)
+
+
+def test_hostile_training_logs_do_not_stop_the_viewer(tmp_path):
+    from mua.harness.view import load_source
+
+    (tmp_path / "metrics.jsonl").write_bytes(b'{"step": 1, "loss": NaN}\n' + b"[" * 10_000 + b"]" * 10_000
+                                             + b"\n" + b'{"step": 1' + b"0" * 5000 + b"}\n" + b'{"step": 2}\n')
+    (tmp_path / "samples").mkdir()
+    (tmp_path / "samples" / "step-1.jsonl").write_bytes(b'{"key": "a", "reward": 1.0}\n' + b"[" * 10_000 + b"\n")
+    source = load_source(tmp_path)
+    assert [r["task_id"] for r in source.rows] == ["a"]
+
+
+@pytest.mark.parametrize("line", [b"[" * 10_000 + b"]" * 10_000, b'{"subset": "retail", "task_id": "0", "trial": 1'
+                                  + b"0" * 5000 + b"}", b"\xff\xfe", b'{"subset": 5, "task_id": "0", "trial": 0}'])
+def test_unreadable_episode_lines_are_counted_with_a_reason(tmp_path, line):
+    path = tmp_path / "episodes.jsonl"
+    path.write_bytes(dumps(_row()).encode() + b"\n" + line + b"\n")
+    records, index = latest_episodes(path)
+    assert list(records) == [("retail", "0", 0)]
+    assert len(index.bad) == 1 and index.bad[0].reason.startswith(f"{path} line 2: "), index.bad
