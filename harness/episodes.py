@@ -215,7 +215,10 @@ class Index(Generic[R]):
     one valid line per expected position, in order, with nothing else: rewriting it would change nothing."""
 
     def __init__(self, path: Path, parse: Callable[[Any, str], R], status: Callable[[R], int],
-                 position: Optional[Callable[[EpisodeKey], Optional[int]]] = None, size: int = 0):
+                 position: Optional[Callable[[EpisodeKey], Optional[int]]] = None, size: int = 0,
+                 in_order: Optional[Callable[[R], None]] = None):
+        """``in_order`` is given each record while the file is still canonical so far; when ``canonical``
+        holds at the end it has seen every record once, in order (a finished run is then read only once)."""
         self.path = Path(path)
         self.parse = parse
         self.size = size
@@ -226,14 +229,14 @@ class Index(Generic[R]):
         self.invalid_offsets: list[int] = []  # every invalid line, superseded or not (set aside on a rewrite)
         self.bad: list[BadLine_] = []
         self.lines = 0
-        in_order = True
+        ordered = True
         if not self.path.exists():
             self.canonical = size == 0
             return
         for at, _lineno, item in scan(self.path, parse):
             if isinstance(item, BadLine_):
                 self.bad.append(item)
-                in_order = False
+                ordered = False
                 continue
             key = cast(EpisodeKey, item.key)  # type: ignore[union-attr]  # R has a key; scan keeps keyless lines as BadLine_
             code = INVALID if isinstance(item, InvalidRecord) else status(item)
@@ -245,13 +248,15 @@ class Index(Generic[R]):
             p = position(key) if position is not None else None
             if p is None:
                 self.extra[key] = (at, code)
-                in_order = False
+                ordered = False
                 continue
-            in_order = in_order and p == self.lines and code != INVALID
+            ordered = ordered and p == self.lines and code != INVALID
+            if ordered and in_order is not None:
+                in_order(item)  # type: ignore[arg-type]  # not an InvalidRecord: code != INVALID
             self.lines += 1
             self.offsets[p] = at
             self.status[p] = code
-        self.canonical = in_order and self.lines == size
+        self.canonical = ordered and self.lines == size
 
     def found(self, p: int) -> bool:
         return self.offsets[p] >= 0
@@ -277,9 +282,10 @@ class Index(Generic[R]):
 
 
 def episode_index(path: Path, position: Optional[Callable[[EpisodeKey], Optional[int]]] = None,
-                  size: int = 0) -> Index[EpisodeRecord]:
+                  size: int = 0, in_order: Optional[Callable[[EpisodeRecord], None]] = None
+                  ) -> Index[EpisodeRecord]:
     """The index of an episodes file (see :class:`Index`); a line of a newer format raises DataError."""
-    return Index(path, EpisodeRecord.from_json, lambda r: r.status, position, size)
+    return Index(path, EpisodeRecord.from_json, lambda r: r.status, position, size, in_order)
 
 
 def latest_episodes(path: Path) -> tuple[dict[EpisodeKey, EpisodeRecord], Index[EpisodeRecord]]:

@@ -127,7 +127,8 @@ class _Player:
 async def run_pending(job: PendingRun) -> EvalOutcome:
     """Play every episode of the run not already finished in its folder, then write summary.json."""
     layout = Layout(job.tasks, job.config["trials"])
-    done = episode_index(job.run.episodes, layout.position, layout.size)
+    early = _aggregate(job, layout)  # filled while the file reads as final: a finished run is read once
+    done = episode_index(job.run.episodes, layout.position, layout.size, in_order=early.add)
     retry = ERRORED if job.options.retry_errors else -1
     kept = bytearray(layout.size)  # 1: finished and kept (invalid lines are never kept: they are re-played)
     tally = Tally()
@@ -137,10 +138,10 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
             tally.add_status(done.status[p])
     outcome = EvalOutcome(summary={}, skipped=sum(kept))
     if outcome.skipped == layout.size and done.canonical:  # nothing to play, files already final
-        outcome.summary = _summary(job, layout, done, complete=True)
+        outcome.summary = _summary(job, layout, done, complete=True, agg=early)
         write_json(job.run.summary, outcome.summary)
         return outcome
-    del done
+    del done, early
     pending = (p for p in range(layout.size) if not kept[p])  # drawn lazily by the workers, in config order
     progress = Progress(f"{job.bench.name}/{'+'.join(job.tasks)}", layout.size, outcome.skipped, tally,
                         job.options.progress)
@@ -176,17 +177,23 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
     return outcome
 
 
-def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], complete: bool) -> dict:
-    """The summary, streamed over the latest record of each episode in config order. A complete run's files
-    are rewritten in that order on the way (byte-identical across reruns with the same answers), unless they
-    already are in it."""
-    agg = Aggregate(declaration_of(job.config), {s: [t.id for t in ts] for s, ts in job.tasks.items()},
-                    layout.trials)
-    if complete and not index.canonical:
-        rewrite_in_order(index, feed=agg.add)
-    else:
-        for record in index.records(range(layout.size)):
-            agg.add(record)
+def _aggregate(job: PendingRun, layout: Layout) -> Aggregate:
+    return Aggregate(declaration_of(job.config), {s: [t.id for t in ts] for s, ts in job.tasks.items()},
+                     layout.trials)
+
+
+def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], complete: bool,
+             agg: Optional[Aggregate] = None) -> dict:
+    """The summary, streamed over the latest record of each episode in config order (``agg``: already fed
+    with them all). A complete run's files are rewritten in that order on the way (byte-identical across
+    reruns with the same answers), unless they already are in it."""
+    if agg is None:
+        agg = _aggregate(job, layout)
+        if complete and not index.canonical:
+            rewrite_in_order(index, feed=agg.add)
+        else:
+            for record in index.records(range(layout.size)):
+                agg.add(record)
     if complete:
         timings = keyed_index(job.run.timings, layout.position, layout.size)
         if not timings.canonical:
