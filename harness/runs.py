@@ -244,11 +244,17 @@ class Aggregate:
 
 
 def aggregate(records: Iterable[EpisodeRecord], declaration: MetricsDeclaration, tasks: dict[str, list[str]],
-              trials: int) -> Aggregate:
-    """The per-task results of ``records`` (one per episode), as summary, leaderboard and gate read them."""
-    agg = Aggregate(declaration, tasks, trials)
+              trials: int, *, invalid: Optional[dict[EpisodeKey, str]] = None,
+              subsets: Optional[list[str]] = None) -> Aggregate:
+    """The per-task results of ``records`` (the latest record of each episode) and of ``invalid`` episodes
+    (key -> reason: finished, never scored), as summary.json, the leaderboard and the gate read them."""
+    agg = Aggregate(declaration, tasks, trials, subsets)
+    for key, reason in (invalid or {}).items():
+        agg.add_invalid(key, reason)
     for record in records:
         agg.add(record)
+    for s in agg.subsets.values():
+        s.missing = agg.missing(s)
     return agg
 
 
@@ -263,15 +269,10 @@ def read_run(path: Path | str) -> Run:
     except ValueError as e:
         raise ConfigError(f"{config_path}: {e}") from None
     tasks = {str(s): [str(t) for t in ids] for s, ids in config["tasks"].items()}
-    agg = Aggregate(metrics, tasks, config["trials"], [str(s) for s in config.get("subsets") or tasks])
     # The index keeps each episode's latest line (a resumed run may hold a trial twice; the later row is the
     # one the resume kept); records are then read back one at a time.
     index = episode_index(path / "episodes.jsonl")
-    for key, reason in index.invalid.items():
-        agg.add_invalid(key, reason)
-    for record in index.extra_records():
-        agg.add(record)
-    for s in agg.subsets.values():
-        s.missing = agg.missing(s)
+    agg = aggregate(index.extra_records(), metrics, tasks, config["trials"], invalid=index.invalid,
+                    subsets=[str(s) for s in config.get("subsets") or tasks])
     return Run(path, config["benchmark"], model_label(config), config["trials"], agg.subsets, config, metrics,
                len(index.bad), agg.unexpected)

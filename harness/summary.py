@@ -7,7 +7,7 @@ the gate read the same per-task values with their own estimators (bootstrap inte
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from . import stats
 from .metrics import PASS_HAT_K, REWARD, SUCCESS, MetricsDeclaration
@@ -89,18 +89,3 @@ def summary_json(config: dict, agg: Aggregate) -> dict[str, Any]:
                     for s in subsets},
         "overall": overall | declared_fields(agg.declaration, subsets),
     }
-
-
-def summarize(records: Iterable[Any], decl: MetricsDeclaration, trials: int) -> dict[str, Any]:
-    """Pooled metrics over ``records`` (EpisodeRecords, any subsets and tasks): the overall part of a summary."""
-    records = list(records)
-    tasks: dict[str, list[str]] = {}
-    for r in records:
-        ids = tasks.setdefault(r.subset, [])
-        if r.task_id not in ids:
-            ids.append(r.task_id)
-    agg = Aggregate(decl, tasks, trials)
-    for r in records:
-        agg.add(r)
-    subsets = list(agg.subsets.values())
-    return episode_stats([t for s in subsets for t in s.tasks.values()], trials) | declared_fields(decl, subsets)

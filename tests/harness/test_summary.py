@@ -2,7 +2,7 @@ import pytest
 
 from mua.harness.episodes import EpisodeRecord
 from mua.harness.metrics import generic
-from mua.harness.summary import summarize
+from helpers.records import summarize
 
 _trials: dict = {}
 
