@@ -9,7 +9,7 @@ permutation). A different user simulator model only warns: it changes the conver
 score means, and is sometimes the point of a comparison. Per task, the value
 compared is the mean over its scored trials (errors excluded) of the chosen metric: the reward, or a named
 score component. By default that metric is the benchmark's declared headline measure (metrics.headline_measure:
-success for pass^k, ACEBench's end_state, ...), so the gate tests what the benchmark reports, not mean reward.
+success for pass^k, a score component where that is the headline), so the gate tests what the benchmark reports, not mean reward.
 """
 from __future__ import annotations
 
