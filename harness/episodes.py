@@ -190,7 +190,7 @@ def scan(path: Path, parse: Callable[[Any, str], R]) -> Iterator[tuple[int, int,
     in file order, one line in memory at a time. What it holds is ``parse``'s value, an InvalidRecord (a line
     with a key but bad fields) or a BadLine_ (no usable key)."""
     offset = 0
-    with open(path, "rb") as f:
+    with _open(path) as f:
         for lineno, raw in enumerate(f, 1):
             at, offset = offset, offset + len(raw)
             body = raw.rstrip(b"\r\n")
@@ -205,6 +205,15 @@ def scan(path: Path, parse: Callable[[Any, str], R]) -> Iterator[tuple[int, int,
                 yield at, lineno, parse_line(body, where, parse)
             except InvalidRecord as e:
                 yield at, lineno, (e if e.key is not None else BadLine_(lineno, body, str(e), True))
+
+
+def _open(path: Path) -> Any:
+    try:
+        return open(path, "rb")
+    except IsADirectoryError:
+        raise DataError(f"{path} is a folder, not a results file") from None
+    except OSError as e:
+        raise DataError(f"cannot read {path}: {e.strerror or e}") from None
 
 
 class Index(Generic[R]):
@@ -267,7 +276,7 @@ class Index(Generic[R]):
 
     def records(self, positions: Any) -> Iterator[R]:
         """The valid indexed records at ``positions`` (missing and invalid ones skipped), read back one by one."""
-        with open(self.path, "rb") as f:
+        with _open(self.path) as f:
             for p in positions:
                 if self.offsets[p] >= 0 and self.status[p] != INVALID:
                     yield self._read(f, self.offsets[p])
@@ -275,7 +284,7 @@ class Index(Generic[R]):
     def extra_records(self) -> Iterator[R]:
         if not self.extra:
             return
-        with open(self.path, "rb") as f:
+        with _open(self.path) as f:
             for at, code in self.extra.values():
                 if code != INVALID:
                     yield self._read(f, at)

@@ -9,7 +9,8 @@ permutation). A different user simulator model only warns: it changes the conver
 score means, and is sometimes the point of a comparison. Per task, the value
 compared is the mean over its scored trials (errors excluded) of the chosen metric: the reward, or a named
 score component. By default that metric is the benchmark's declared headline measure (metrics.headline_measure:
-success for pass^k, a score component where that is the headline), so the gate tests what the benchmark reports, not mean reward.
+success for pass^k, a score component where that is the headline), so the gate tests what the benchmark
+reports, not mean reward.
 """
 from __future__ import annotations
 
@@ -136,9 +137,7 @@ def _pairs(baseline: Run, candidate: Run, metric: str) -> tuple[list[list[float]
     return diffs, deltas
 
 
-def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> Verdict:
-    if baseline.benchmark != candidate.benchmark:
-        raise ConfigError(f"cannot compare a {baseline.benchmark} run with a {candidate.benchmark} run")
+def _check_settings(s: GateSettings) -> None:
     if s.method not in METHODS:
         raise ConfigError(f"unknown method {s.method!r}; choose one of {', '.join(METHODS)}")
     if not 0.5 <= s.confidence < 1.0 or s.resamples < 1:
@@ -149,6 +148,12 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
                           + hint)
     if not 0.0 <= s.max_error_rate <= 1.0:
         raise ConfigError(f"--max-error-rate is a fraction in [0, 1]; got {s.max_error_rate:g}")
+
+
+def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> Verdict:
+    if baseline.benchmark != candidate.benchmark:
+        raise ConfigError(f"cannot compare a {baseline.benchmark} run with a {candidate.benchmark} run")
+    _check_settings(s)
     for role, run in (("baseline", baseline), ("candidate", candidate)):
         if run.invalid_values:
             raise ConfigError(f"{role} {run.path}: {len(run.invalid_values)} episode(s) have a reward or score "
@@ -182,6 +187,13 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
     v.notes += [f"candidate {p}" for p in candidate.problems()
                 if not (incomplete and p.startswith("incomplete")) and not (erring and "episode errors" in p)]
 
+    _test(v, baseline, candidate, s, metric)
+    v.passed = not v.failures
+    return v
+
+
+def _test(v: Verdict, baseline: Run, candidate: Run, s: GateSettings, metric: str) -> None:
+    """The paired test over the tasks both runs scored, its outcome added to ``v``."""
     diffs, v.subsets = _pairs(baseline, candidate, metric)
     if not diffs:
         v.failures.append(f"no task has a scored {metric!r} in both runs: nothing to compare")
@@ -198,8 +210,6 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
         uncovered = sum(len(c.tasks) for c in candidate.subsets.values()) - v.test.n
         if uncovered:
             v.notes.append(f"{uncovered} candidate task(s) not compared (not scored in both runs)")
-    v.passed = not v.failures
-    return v
 
 
 def _test_text(t: PairedTest, s: GateSettings, metric: str) -> str:

@@ -124,28 +124,9 @@ class _Player:
         self.timings.close()
 
 
-async def run_pending(job: PendingRun) -> EvalOutcome:
-    """Play every episode of the run not already finished in its folder, then write summary.json."""
-    layout = Layout(job.tasks, job.config["trials"])
-    early = _aggregate(job, layout)  # filled while the file reads as final: a finished run is read once
-    done = episode_index(job.run.episodes, layout.position, layout.size, in_order=early.add)
-    retry = ERRORED if job.options.retry_errors else -1
-    kept = bytearray(layout.size)  # 1: finished and kept (invalid lines are never kept: they are re-played)
-    tally = Tally()
-    for p in range(layout.size):
-        if done.found(p) and done.status[p] not in (retry, INVALID):
-            kept[p] = 1
-            tally.add_status(done.status[p])
-    outcome = EvalOutcome(summary={}, skipped=sum(kept))
-    if outcome.skipped == layout.size and done.canonical:  # nothing to play, files already final
-        outcome.summary = _summary(job, layout, done, complete=True, agg=early)
-        write_json(job.run.summary, outcome.summary)
-        return outcome
-    del done, early
-    pending = (p for p in range(layout.size) if not kept[p])  # drawn lazily by the workers, in config order
-    progress = Progress(f"{job.bench.name}/{'+'.join(job.tasks)}", layout.size, outcome.skipped, tally,
-                        job.options.progress)
-    player = _Player(job, layout, outcome, tally, progress)
+async def _play_all(player: _Player, pending: Iterator[int], job: PendingRun) -> None:
+    """``concurrency`` workers draw from ``pending`` until it is empty, the error streak aborts, or the
+    watchdog finds an endpoint stalled; on any exit the workers are stopped before the files are closed."""
     running = [asyncio.create_task(player.worker(pending)) for _ in range(max(1, job.options.concurrency))]
     stall = job.options.stall_timeout_s
     watchdog = asyncio.create_task(watch_endpoints(job.models, stall)) if stall > 0 else None
@@ -169,6 +150,33 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
     finally:
         if watchdog is not None:
             watchdog.cancel()
+
+
+async def run_pending(job: PendingRun) -> EvalOutcome:
+    """Play every episode of the run not already finished in its folder, then write summary.json."""
+    layout = Layout(job.tasks, job.config["trials"])
+    early = _aggregate(job, layout)  # filled while the file reads as final: a finished run is read once
+    done = episode_index(job.run.episodes, layout.position, layout.size, in_order=early.add)
+    retry = ERRORED if job.options.retry_errors else -1
+    kept = bytearray(layout.size)  # 1: finished and kept (invalid lines are never kept: they are re-played)
+    tally = Tally()
+    for p in range(layout.size):
+        if done.found(p) and done.status[p] not in (retry, INVALID):
+            kept[p] = 1
+            tally.add_status(done.status[p])
+    outcome = EvalOutcome(summary={}, skipped=sum(kept))
+    if outcome.skipped == layout.size and done.canonical:  # nothing to play, files already final
+        outcome.summary = _summary(job, layout, done, complete=True, agg=early)
+        write_json(job.run.summary, outcome.summary)
+        return outcome
+    del done, early
+    pending = (p for p in range(layout.size) if not kept[p])  # drawn lazily by the workers, in config order
+    progress = Progress(f"{job.bench.name}/{'+'.join(job.tasks)}", layout.size, outcome.skipped, tally,
+                        job.options.progress)
+    player = _Player(job, layout, outcome, tally, progress)
+    try:
+        await _play_all(player, pending, job)
+    finally:
         progress.close()
         player.close()
     final = episode_index(job.run.episodes, layout.position, layout.size)

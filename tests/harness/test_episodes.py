@@ -173,3 +173,13 @@ def test_unreadable_episode_lines_are_counted_with_a_reason(tmp_path, line):
     records, index = latest_episodes(path)
     assert list(records) == [("retail", "0", 0)]
     assert len(index.bad) == 1 and index.bad[0].reason.startswith(f"{path} line 2: "), index.bad
+
+
+def test_a_folder_or_unreadable_episodes_file_is_one_line(tmp_path, data_dir, capsys):
+    run = tmp_path / "run"
+    assert _gold_run(run, data_dir) == 0
+    (run / "episodes.jsonl").unlink()
+    (run / "episodes.jsonl").mkdir()
+    capsys.readouterr()
+    assert main(["leaderboard", str(run)]) == 2
+    assert "is a folder" in _one_line_error(capsys)
