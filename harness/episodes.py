@@ -64,6 +64,7 @@ class EpisodeRecord:
     info: dict
     error: Optional[str]
     row: dict
+    version: int = RECORD_VERSION  # the record format (VERSION_KEY on the line; absent: 1)
 
     @property
     def key(self) -> EpisodeKey:
@@ -77,6 +78,8 @@ class EpisodeRecord:
         row = {"benchmark": benchmark, "subset": subset, "task_id": task_id, "trial": trial, "seed": seed,
                "reward": reward, "components": components, "termination": termination, "turns": turns,
                "messages": messages, "usage": usage, "info": info, "error": error}
+        if RECORD_VERSION > 1:  # version-1 lines carry no version key: they stay byte-identical to older files
+            row[VERSION_KEY] = RECORD_VERSION
         return cls(benchmark, subset, task_id, trial, seed, reward, components, termination, turns, messages,
                    usage, info, error, row)
 
@@ -113,6 +116,7 @@ class EpisodeRecord:
                 info=field(obj, "info", dict, where=where, default={}, nullable=True) or {},
                 error=_error_text(obj, where),
                 row=obj,
+                version=version,
             )
         except DataError as e:
             if "newer mua" in str(e):

@@ -45,6 +45,7 @@ def test_old_lines_without_version_or_later_fields_still_read_and_rewrite_byte_i
     records, index = latest_episodes(path)
     first = records[("retail", "7", 0)]
     assert first.seed is None and first.messages == [] and first.error is None and first.reward == 0.0
+    assert first.version == 1 and EpisodeRecord.from_json(_row(record_version=1), "x").version == 1
     assert not index.bad and not index.invalid
     before = path.read_bytes()
     rewrite_in_order(episode_index(path))
