@@ -37,6 +37,10 @@ EpisodeKey = tuple[str, str, int]  # (subset, task_id, trial)
 R = TypeVar("R")
 
 
+class NewerRecord(DataError):
+    """A line or config.json of a newer record format than this mua reads: the whole file is refused."""
+
+
 class InvalidRecord(ValueError):
     """A line that is a JSON object with an episode key but a field of the wrong type or value."""
 
@@ -93,8 +97,8 @@ class EpisodeRecord:
         try:
             version = field(obj, VERSION_KEY, int, where=where, default=1)
             if version > RECORD_VERSION:
-                raise DataError(f"{where}: written by a newer mua (record version {version}; this mua reads "
-                                f"up to {RECORD_VERSION}): upgrade mua to read it")
+                raise NewerRecord(f"{where}: written by a newer mua (record version {version}; this mua reads "
+                                  f"up to {RECORD_VERSION}): upgrade mua to read it")
             reward = field(obj, "reward", float, where=where, default=None, nullable=True)
             components = field(obj, "components", dict, where=where, default={}, nullable=True) or {}
             for name in components:
@@ -111,16 +115,16 @@ class EpisodeRecord:
                 components={str(k): (None if v is None else float(v)) for k, v in components.items()},
                 termination=field(obj, "termination", str, where=where, default=None, nullable=True),
                 turns=field(obj, "turns", int, where=where, default=0, nullable=True) or 0,
-                messages=field(obj, "messages", list, where=where, default=[], nullable=True) or [],
+                messages=_messages(obj, where),
                 usage=field(obj, "usage", dict, where=where, default={}, nullable=True) or {},
                 info=field(obj, "info", dict, where=where, default={}, nullable=True) or {},
                 error=_error_text(obj, where),
                 row=obj,
                 version=version,
             )
+        except NewerRecord:
+            raise
         except DataError as e:
-            if "newer mua" in str(e):
-                raise
             raise InvalidRecord(key, str(e)) from None
         return record
 
@@ -139,6 +143,14 @@ def _key(obj: Mapping[str, Any], where: str) -> EpisodeKey:
     if trial < 0:
         raise InvalidRecord(None, f"{where}: field 'trial' should be 0 or more, found {trial}")
     return (subset, str(task_id), trial)
+
+
+def _messages(obj: Mapping[str, Any], where: str) -> list[dict]:
+    messages = field(obj, "messages", list, where=where, default=[], nullable=True) or []
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise DataError(f"{where}: messages[{i}] should be an object, found {type_name(m)}")
+    return messages
 
 
 def _error_text(obj: Mapping[str, Any], where: str) -> Optional[str]:
@@ -330,5 +342,5 @@ def check_config_version(config: Mapping[str, Any], where: str) -> None:
     """Refuse a run whose config.json says its records are of a newer format than this mua reads."""
     version = field(config, VERSION_KEY, int, where=where, default=1)
     if version > RECORD_VERSION:
-        raise DataError(f"{where}: written by a newer mua (record version {version}; this mua reads up to "
+        raise NewerRecord(f"{where}: written by a newer mua (record version {version}; this mua reads up to "
                         f"{RECORD_VERSION}): upgrade mua to read it")

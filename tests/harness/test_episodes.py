@@ -67,7 +67,7 @@ def test_a_newer_record_version_is_refused_with_one_line(tmp_path, data_dir, cap
 
 
 @pytest.mark.parametrize("value,field", [('"abc"', "reward"), ("1e309", "1e309"), ("1e308", "reward"),
-                                         ("true", "reward"), ('{"x": 1}', "reward")])
+                                         ("true", "reward"), ('{"x": 1}', "reward"), ("NaN", "NaN")])
 def test_hostile_fields_are_isolated_with_file_line_and_field(tmp_path, data_dir, capsys, value, field):
     path = tmp_path / "episodes.jsonl"
     bad = dumps(_row("1", reward="PLACEHOLDER")).replace('"PLACEHOLDER"', value)
@@ -174,6 +174,17 @@ def test_unreadable_episode_lines_are_counted_with_a_reason(tmp_path, line):
     records, index = latest_episodes(path)
     assert list(records) == [("retail", "0", 0)]
     assert len(index.bad) == 1 and index.bad[0].reason.startswith(f"{path} line 2: "), index.bad
+
+
+@pytest.mark.parametrize("change,field", [({"trial": 1.0}, "trial"), ({"messages": [5]}, "messages[0]"),
+                                          ({"components": {"db": "x"}}, "db"), ({"error": 3}, "error"),
+                                          ({"task_id": None}, "task_id"), ({"record_version": "2"}, "record_version")])
+def test_each_field_is_checked(tmp_path, change, field):
+    path = tmp_path / "episodes.jsonl"
+    path.write_text(dumps(_row() | change) + "\n")
+    records, index = latest_episodes(path)
+    reasons = list(index.invalid.values()) + [b.reason for b in index.bad]
+    assert not records and len(reasons) == 1 and field in reasons[0] and f"{path} line 1" in reasons[0], reasons
 
 
 def test_a_folder_or_unreadable_episodes_file_is_one_line(tmp_path, data_dir, capsys):
