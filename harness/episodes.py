@@ -232,6 +232,20 @@ def _open(path: Path) -> Any:
         raise DataError(f"cannot read {path}: {e.strerror or e}") from None
 
 
+class Positions:
+    """Episode positions 0..size-1 in config order (subset, task, trial), computed instead of listed, so a run
+    of 100,000 episodes holds one entry per task, not per episode."""
+
+    def __init__(self, tasks: dict[str, list[str]], trials: int):
+        self.trials = trials
+        self.slot = {(s, t): i for i, (s, t) in enumerate((s, t) for s, ids in tasks.items() for t in ids)}
+        self.size = len(self.slot) * trials
+
+    def position(self, key: EpisodeKey) -> Optional[int]:
+        i = self.slot.get((key[0], key[1]))
+        return None if i is None or not 0 <= key[2] < self.trials else i * self.trials + key[2]
+
+
 class Index(Generic[R]):
     """Where the latest line of each episode lies in a file, from one :func:`scan`. Expected episodes
     (``position(key)`` in 0..size-1) get one file offset and a status byte each, so memory is proportional to
@@ -256,7 +270,7 @@ class Index(Generic[R]):
         self.lines = 0
         ordered = True
         if not self.path.exists():
-            self.canonical = size == 0
+            self.ordered, self.canonical = True, size == 0
             return
         for at, _lineno, item in scan(self.path, parse):
             if isinstance(item, BadLine_):
@@ -281,6 +295,7 @@ class Index(Generic[R]):
             self.lines += 1
             self.offsets[p] = at
             self.status[p] = code
+        self.ordered = ordered  # ``in_order`` saw every line, each key once (nothing unreadable, extra or invalid)
         self.canonical = ordered and self.lines == size
 
     def found(self, p: int) -> bool:

@@ -13,11 +13,12 @@ values: ``summary.json`` (summary.py), the leaderboard and the gate all read the
 from __future__ import annotations
 
 import math
+from itertools import chain
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
-from .episodes import EpisodeKey, EpisodeRecord, episode_index
+from .episodes import EpisodeKey, EpisodeRecord, Positions, episode_index
 from .errors import ConfigError
 from .metrics import MetricsDeclaration, generic
 from .registry import installed_declaration
@@ -269,10 +270,19 @@ def read_run(path: Path | str) -> Run:
     except ValueError as e:
         raise ConfigError(f"{config_path}: {e}") from None
     tasks = {str(s): [str(t) for t in ids] for s, ids in config["tasks"].items()}
-    # The index keeps each episode's latest line (a resumed run may hold a trial twice; the later row is the
-    # one the resume kept); records are then read back one at a time.
-    index = episode_index(path / "episodes.jsonl")
-    agg = aggregate(index.extra_records(), metrics, tasks, config["trials"], invalid=index.invalid,
-                    subsets=[str(s) for s in config.get("subsets") or tasks])
+    subsets = [str(s) for s in config.get("subsets") or tasks]
+    positions = Positions(tasks, config["trials"])
+    # A file in config order with each episode once (any finished run) is aggregated during its one read.
+    # Otherwise the index keeps each episode's latest line (a resumed run may hold a trial twice; the later row
+    # is the one the resume kept) and the records are read back one at a time.
+    early = Aggregate(metrics, tasks, config["trials"], subsets)
+    index = episode_index(path / "episodes.jsonl", positions.position, positions.size, in_order=early.add)
+    if index.ordered:
+        agg = early
+        for s in agg.subsets.values():
+            s.missing = agg.missing(s)
+    else:
+        agg = aggregate(chain(index.records(range(positions.size)), index.extra_records()), metrics, tasks,
+                        config["trials"], invalid=index.invalid, subsets=subsets)
     return Run(path, config["benchmark"], model_label(config), config["trials"], agg.subsets, config, metrics,
                len(index.bad), agg.unexpected)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional, cast
 
 from .build import Models
-from .episodes import ERRORED, INVALID, EpisodeKey, EpisodeRecord, Index, episode_index, keyed_index
+from .episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode_index, keyed_index
 from .errors import ModelError
 from .eval_plan import EvalPlan
 from .interfaces import Benchmark
@@ -54,22 +54,15 @@ class PendingRun:
     options: RunOptions
 
 
-class Layout:
-    """Episode positions 0..size-1 in config order (subset, task, trial), computed instead of listed, so a run
-    of 100,000 episodes holds one entry per task, not per episode."""
+class Layout(Positions):
+    """The run's positions (see Positions) and the task each stands for."""
 
     def __init__(self, tasks: dict[str, list[Task]], trials: int):
-        self.flat = [(s, t) for s, ts in tasks.items() for t in ts]
-        self.trials = trials
-        self.slot = {(s, t.id): i for i, (s, t) in enumerate(self.flat)}
-        self.size = len(self.flat) * trials
-
-    def position(self, key: EpisodeKey) -> Optional[int]:
-        i = self.slot.get((key[0], key[1]))
-        return None if i is None or not 0 <= key[2] < self.trials else i * self.trials + key[2]
+        super().__init__({s: [t.id for t in ts] for s, ts in tasks.items()}, trials)
+        self.flat = [t for ts in tasks.values() for t in ts]
 
     def episode(self, p: int) -> tuple[Task, int]:
-        return self.flat[p // self.trials][1], p % self.trials
+        return self.flat[p // self.trials], p % self.trials
 
 
 async def watch_endpoints(models: Models, limit_s: float) -> None:
