@@ -1,6 +1,6 @@
 """`mua eval` as a library call: open the benchmark and the models, check the run folder, record config.json,
 then hand the episodes to the scheduler. The jobs live apart: what a run is (eval_plan.py), playing one
-episode (play.py), scheduling, resume and the final files (schedule.py), the progress line (progress.py),
+episode (eval_episode.py), scheduling, resume and the final files (schedule.py), the progress line (progress.py),
 summary.json (summary.py)."""
 from __future__ import annotations
 

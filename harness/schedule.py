@@ -12,7 +12,7 @@ from .episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode
 from .errors import ModelError
 from .eval_plan import EvalPlan
 from .interfaces import Benchmark
-from .play import play_episode
+from .eval_episode import play_episode
 from .progress import Progress, Tally
 from .results import JsonlAppender, RunDir, rewrite_in_order, write_json
 from .runs import Aggregate, declaration_of

@@ -144,10 +144,10 @@ def breakdown(graph: CallGraph) -> list[tuple[str, float]]:
     score = graph.edge(h + "runner.py:run_episode", ":score")
     judge_chat = graph.edge(":judge_nl_assertions", h + "models/openai_client.py:chat")
     tools = graph.total(h + "runner.py:_execute")
-    play = graph.total(h + "play.py:play_episode")
-    episode = graph.edge(h + "play.py:play_episode", h + "runner.py:run_episode")
-    make = graph.edge(h + "play.py:play_episode", h + "build.py:make_agent") + \
-        graph.edge(h + "play.py:play_episode", h + "build.py:make_user")
+    play = graph.total(h + "eval_episode.py:play_episode")
+    episode = graph.edge(h + "eval_episode.py:play_episode", h + "runner.py:run_episode")
+    make = graph.edge(h + "eval_episode.py:play_episode", h + "build.py:make_agent") + \
+        graph.edge(h + "eval_episode.py:play_episode", h + "build.py:make_user")
     writes = graph.total(h + "results.py:append") + graph.total(h + "results.py:commit") + \
         graph.total(h + "schedule.py:_summary") + graph.total(h + "results.py:write_json")
     return [
