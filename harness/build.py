@@ -9,7 +9,7 @@ from typing import Any, Optional
 from .agents import ModelAgent
 from .errors import ConfigError
 from .interfaces import Agent, Benchmark, ChatModel, User
-from .types import Task
+from .types import Task, Usage
 
 GOLD = "gold"
 
@@ -79,6 +79,23 @@ class Unseeded:
 
     async def chat(self, messages, tools=None, seed=None):
         return await self.model.chat(messages, tools, seed=None)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.model, name)
+
+
+class UsageCounter:
+    """A chat model that counts the usage of the calls made through it (one episode's judge: the agent and
+    the user count their own). Everything else is the wrapped model's."""
+
+    def __init__(self, model: ChatModel):
+        self.model = model
+        self.usage = Usage()
+
+    async def chat(self, messages, tools=None, seed=None):
+        reply, usage = await self.model.chat(messages, tools, seed=seed)
+        self.usage.add(usage)
+        return reply, usage
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.model, name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 
-from .build import GOLD, Models, make_agent, make_user
+from .build import GOLD, Models, UsageCounter, make_agent, make_user
 from .episodes import EpisodeRecord
 from .errors import ModelError, MuaError
 from .eval_plan import EvalPlan, jsonable
@@ -32,7 +32,8 @@ async def play_episode(bench: Benchmark, task: Task, trial: int, plan: EvalPlan,
     try:
         agent = make_agent(bench, task, plan.agent, models, seed)
         user = make_user(bench, task, models.user, seed, scripted=plan.agent.name == GOLD)
-        result = await run_episode(bench, task, agent, user, judge=models.judge)
+        judge = UsageCounter(models.judge) if models.judge is not None else None
+        result = await run_episode(bench, task, agent, user, judge=judge)
     except ModelError as e:
         return _failed(bench, task, trial, seed, f"model error: {e}"), time.monotonic() - start
     except MuaError:
@@ -47,6 +48,7 @@ async def play_episode(bench: Benchmark, task: Task, trial: int, plan: EvalPlan,
         benchmark=bench.name, subset=task.subset, task_id=task.id, trial=trial, seed=seed,
         reward=score.reward, components=score.components, termination=result.termination, turns=result.turns,
         messages=[m.to_dict() for m in result.messages],
-        usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict()},
+        usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict(),
+               **({"judge": judge.usage.to_dict()} if judge is not None and judge.usage.requests else {})},
         info=jsonable(score.info), error=None)
     return record, time.monotonic() - start

@@ -9,6 +9,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Optional
 
 from .build import GOLD, ModelSpec, Models, describe
+from .cost import prices_record, user_table
 from .errors import ConfigError
 from .interfaces import Benchmark
 from .protocol import ROLES, RunProtocol, data_record, record, role_params
@@ -30,6 +31,7 @@ class EvalPlan:
     seed: int = 0
     task_ids: Optional[list[str]] = None
     limit: Optional[int] = None
+    prices: Optional[str] = None  # a user's price table file (cost.py); mua's built-in table otherwise
 
 
 def mua_version() -> str:
@@ -96,7 +98,14 @@ def run_config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], m
         "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
         "metrics": bench.declared_metrics().to_dict(),  # how results are read without the adapter (see metrics.py)
         "protocol": protocol_record(bench, plan, tasks, overrides or []),
+        **_prices(plan),
     }
+
+
+def _prices(plan: EvalPlan) -> dict:
+    """config.json's "prices" (cost.py), for runs that play a model; nothing for the others."""
+    prices = prices_record({"agent": plan.agent, "user": plan.user, "judge": plan.judge}, user_table(plan.prices))
+    return {"prices": prices} if prices else {}
 
 
 def check_resumable(run: RunDir, config: dict) -> None:
@@ -105,7 +114,7 @@ def check_resumable(run: RunDir, config: dict) -> None:
         return
     # What mua records about itself (its version, the benchmark's declaration) may change between versions
     # without changing which episodes the run is made of; it is rewritten with the current one.
-    derived = ("mua_version", "metrics")
+    derived = ("mua_version", "metrics", "prices")  # prices: what the cost is computed at, not what was played
     diff = sorted(k for k in set(old) | set(config) if k not in derived and old.get(k) != config.get(k))
     if "protocol" in diff and "protocol" not in old:
         raise ConfigError(f"{run.path} was written before mua recorded run protocols (its requests may have used "

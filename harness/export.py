@@ -1,8 +1,11 @@
 """Finished episodes of a run as training rows: the agent's view (system prompt first) with the tools it was
 offered, one row per episode, its reward and score components as columns.
 
-The system prompt and tools are rebuilt from the benchmark (they are not stored in result lines), so export
-needs the data directory the run used. Errored and unscored episodes are never exported."""
+The system prompt and tools are read from the benchmark (they are not stored in result lines) without starting
+an episode (``Benchmark.agent_prompt``), so export needs the data directory the run used. ``tools`` holds every
+tool the agent was offered during the episode (first-offered order), ``tools_by_turn`` the names offered at
+each user turn (BFCL's miss_func adds tools after the first). Errored and unscored episodes are never
+exported. Each task is looked up once per run, so the time is linear in rows."""
 from __future__ import annotations
 
 import json
@@ -11,10 +14,10 @@ from typing import Optional
 
 from .episodes import latest_episodes
 from .errors import ConfigError
-from .interfaces import Benchmark
+from .interfaces import AgentPrompt, Benchmark
 from .results import RunDir
 from .runner import agent_view
-from .types import Message
+from .types import Message, Task
 
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
@@ -25,6 +28,53 @@ def message_row(m: Message) -> dict:
     return {k: d.get(k) for k in MESSAGE_KEYS}
 
 
+class _Prompts:
+    """Each task's prompt and offered tools, looked up once per run: a subset's tasks are built once, a task's
+    prompt is read once (without starting an episode), a task's tools once per turn count."""
+
+    def __init__(self, run: Path, bench: Benchmark):
+        self.run, self.bench = run, bench
+        self._tasks: dict[str, dict[str, Task]] = {}
+        self._prompts: dict[tuple[str, str], AgentPrompt] = {}
+        self._tools: dict[tuple[str, str, int], tuple[str, str]] = {}
+
+    def prompt(self, subset: str, task_id: str) -> AgentPrompt:
+        key = (subset, task_id)
+        if key not in self._prompts:
+            if subset not in self._tasks:
+                self._tasks[subset] = {t.id: t for t in self.bench.load_tasks(subset, split=None)}
+            task = self._tasks[subset].get(task_id)
+            if task is None:
+                raise ConfigError(f"{self.run}: {self.bench.name}/{subset}: no task with id {task_id!r} "
+                                  "(is --data-dir the one the run used?)")
+            self._prompts[key] = self.bench.agent_prompt(task)
+        return self._prompts[key]
+
+    def tools(self, subset: str, task_id: str, turns: int) -> tuple[str, str]:
+        """(every tool offered in the first ``turns`` user turns, in first-offered order; the names offered at
+        each turn), both as JSON text."""
+        key = (subset, task_id, turns)
+        if key not in self._tools:
+            tools_at = self.prompt(subset, task_id).tools_at
+            offered: dict[str, dict] = {}
+            by_turn = []
+            for turn in range(turns):
+                specs = tools_at(turn)
+                by_turn.append([t.name for t in specs])
+                for t in specs:
+                    offered.setdefault(t.name, t.to_openai())
+            # JSON text: tool schemas differ in shape, which one table column cannot hold
+            self._tools[key] = (json.dumps(list(offered.values()), ensure_ascii=False),
+                                json.dumps(by_turn, ensure_ascii=False))
+        return self._tools[key]
+
+
+def user_turns(messages: list[Message]) -> int:
+    """How many user turns the agent was offered tools for: the runner numbers an agent turn by the user
+    message (not a user tool call) it answers; an episode that ended before the user spoke counts one."""
+    return max(1, sum(1 for m in messages if m.role == "user" and not m.tool_calls))
+
+
 def export_rows(run: Path, bench: Benchmark, min_reward: Optional[float] = None) -> list[dict]:
     config = RunDir(run).read_config()
     if config is None:
@@ -33,6 +83,7 @@ def export_rows(run: Path, bench: Benchmark, min_reward: Optional[float] = None)
         raise ConfigError(f"{run} is a {config.get('benchmark')} run, not {bench.name}")
     episodes = {k: r.row for k, r in latest_episodes(RunDir(run).episodes)[0].items()}
     names = sorted({k for r in episodes.values() for k in (r.get("components") or {})})
+    prompts = _Prompts(run, bench)
     rows = []
     for row in episodes.values():
         reward = row.get("reward")
@@ -40,21 +91,17 @@ def export_rows(run: Path, bench: Benchmark, min_reward: Optional[float] = None)
             continue
         if min_reward is not None and reward < min_reward:
             continue
-        try:
-            task = bench.find_task(row["subset"], str(row["task_id"]))
-        except KeyError as e:
-            raise ConfigError(f"{run}: {e.args[0]} (is --data-dir the one the run used?)") from None
-        spec = bench.start(task)
+        subset, task_id = row["subset"], str(row["task_id"])
+        system_prompt = prompts.prompt(subset, task_id).system_prompt
         messages = [Message.from_dict(m) for m in row.get("messages") or []]
-        view = ([Message(role="system", content=spec.system_prompt)] if spec.system_prompt else []) \
-            + agent_view(messages)
+        view = ([Message(role="system", content=system_prompt)] if system_prompt else []) + agent_view(messages)
+        tools, tools_by_turn = prompts.tools(subset, task_id, user_turns(messages))
         components = row.get("components") or {}
         rows.append({
-            "benchmark": bench.name, "subset": row["subset"], "task_id": str(row["task_id"]),
+            "benchmark": bench.name, "subset": subset, "task_id": task_id,
             "trial": row.get("trial"), "split": config.get("split"),
             "messages": [message_row(m) for m in view],
-            # JSON text: tool schemas differ in shape, which one table column cannot hold
-            "tools": json.dumps([t.to_openai() for t in spec.env.agent_tools(0)], ensure_ascii=False),
+            "tools": tools, "tools_by_turn": tools_by_turn,
             "reward": float(reward), "termination": row.get("termination"),
             **{f"component_{n}": components.get(n) for n in names},
         })

@@ -8,12 +8,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Iterable, Optional, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Iterable, Optional, Protocol, runtime_checkable
 
 from .metrics import MetricsDeclaration, generic
 from .protocol import RunProtocol
 from .protocol import generic as generic_protocol
-from .types import Message, Score, Task, ToolCall, ToolSpec, Usage
+from .types import Finding, Message, Score, Task, ToolCall, ToolSpec, Usage
 
 
 @dataclass
@@ -69,6 +69,15 @@ class EpisodeSpec:
     single_kind_messages: bool = False
 
 
+@dataclass(frozen=True)
+class AgentPrompt:
+    """What the agent is shown before the conversation: the system prompt (may be empty) and the tools it is
+    offered during user turn ``turn`` (0-based, as ``Environment.agent_tools``)."""
+
+    system_prompt: str
+    tools_at: Callable[[int], list[ToolSpec]]
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     """Anything that completes a chat: an OpenAI-compatible endpoint, a local checkpoint, a training policy."""
@@ -113,6 +122,28 @@ class ReplayItem:
     error: Optional[str] = None  # set when the item could not be read; it is reported, not scored
 
 
+@dataclass
+class TaskDescription:
+    """What ``mua tasks`` shows of one task beside the prompt and tools an episode starts with: the user's
+    side (``scenario``), the reference actions, and what the scorer checks. Values are the benchmark's own
+    records, JSON-serialisable; None where the benchmark has no such thing."""
+
+    scenario: Any
+    expected_actions: Any = None
+    criteria: Any = None
+    summary: Optional[str] = None  # one line naming what the task is about (default: the scenario, cut short)
+    # the same ground truth as titled sections for people (``mua view``), in the order shown; None: derived
+    sections: Optional[dict[str, Any]] = None
+
+    def titled_sections(self) -> dict[str, Any]:
+        """Titled sections, each a string or JSON-like value: the adapter's own, else scenario, expected
+        actions and criteria as recorded (empty ones left out)."""
+        if self.sections is not None:
+            return self.sections
+        parts = {"scenario": self.scenario, "expected actions": self.expected_actions, "evaluation": self.criteria}
+        return {title: value for title, value in parts.items() if value not in (None, "", [], {})}
+
+
 class Benchmark(ABC):
     """A benchmark adapter, bound to its data directory when created (``Benchmark(data_dir)``; the registry's
     ``open_benchmark`` does it). Subclasses set ``name`` and ``subsets`` and implement the methods below."""
@@ -142,19 +173,26 @@ class Benchmark(ABC):
         return cls.protocol or generic_protocol()
 
     @classmethod
-    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
-        """Why an episode scored what it scored, as short lines for ``mua view``, read from a stored episode
-        row only (its ``components`` and the ``info`` the scorer wrote), so old runs explain themselves and
-        no data is needed. Adapters override this to spell out their findings (the missing action, the
-        failed assertion, the differing state); this default names the components that failed or were
-        skipped."""
-        lines = []
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[Finding]:
+        """Why an episode scored what it scored, one finding per reason (each names its score component), read
+        from a stored episode row only (its ``components`` and the ``info`` the scorer wrote), so old runs
+        explain themselves and no data is needed; ``mua view`` shows them. Adapters override this to spell out
+        their findings (the missing action, the failed assertion, the differing state), reading ``info``
+        through the same typed record their scorer writes it with; this default names the components that
+        failed or were skipped."""
+        findings = []
         for name, value in components.items():
             if value is None:
-                lines.append(f"{name}: not computed (unknown)")
+                findings.append(Finding(name, f"{name}: not computed (unknown)"))
             elif value < 1.0:
-                lines.append(f"{name}: {value:g}")
-        return lines
+                findings.append(Finding(name, f"{name}: {value:g}"))
+        return findings
+
+    def end_state_diff(self, task: Task, messages: list[Message]) -> Optional[list[dict]]:
+        """Where the end state of the episode ``messages`` (replayed in a fresh environment) differs from the end
+        state the task's gold actions produce: ``[{"path", "episode", "gold"}]``, empty when they are equal.
+        None for a benchmark without a database to compare (the default)."""
+        return None
 
     @abstractmethod
     def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
@@ -164,6 +202,13 @@ class Benchmark(ABC):
     @abstractmethod
     def start(self, task: Task) -> EpisodeSpec:
         """A fresh environment and prompt for one episode of ``task``."""
+
+    def agent_prompt(self, task: Task) -> "AgentPrompt":
+        """The agent's system prompt and its tools at each user turn, read without starting an episode (``mua
+        export`` reads them for every row). Adapters override this with a cheap form; the default starts an
+        episode, whose environment then answers ``tools_at``."""
+        spec = self.start(task)
+        return AgentPrompt(spec.system_prompt, spec.env.agent_tools)
 
     def limits(self, task: Task) -> Limits:
         """The budgets of an episode of ``task``, read without starting one (``start(task).limits`` is the
@@ -209,6 +254,21 @@ class Benchmark(ABC):
         """Which task split a ``mua score`` line's ``variant`` selects (e.g. BFCL "v4" data); default: all
         tasks of the subset (None)."""
         return None
+
+    def splits(self, subset: str) -> list[Optional[str]]:
+        """The task splits of ``subset`` (None: all its tasks, for a benchmark without named splits), default
+        first. By default the splits the metrics declaration sizes for ``subset``; adapters whose splits come
+        from their data (packs) override it."""
+        names = [s.split for s in self.declared_metrics().full_splits if subset in s.tasks]
+        if self.default_split in names:
+            names.remove(self.default_split)
+            names.insert(0, self.default_split)
+        return names or [self.default_split]
+
+    def describe_task(self, task: Task) -> TaskDescription:
+        """The task as ``mua tasks`` shows it. By default the scenario and the evaluation record as they are;
+        adapters split out the expected actions."""
+        return TaskDescription(scenario=task.scenario, criteria=task.evaluation)
 
     def find_task(self, subset: str, task_id: str) -> Task:
         """Look a task up by id across all splits of a subset; KeyError when absent."""

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
-from .errors import ConfigError, DataError
 from . import files
+from .cost import recorded_total
+from .errors import ConfigError, DataError
 from .files import read_json, type_name
 from .metrics import PASS_HAT_K, Metric, MetricsDeclaration
 from .protocol import differences, stated_differences
@@ -61,6 +62,8 @@ class Row:
     cells: dict[str, Cell] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     protocol: list[str] = field(default_factory=list)  # departures from the official run protocol
+    cost: Optional[float] = None  # USD its runs cost (summary.json "cost", cost.py); None: none known
+    cost_unknown: bool = False  # some run of the row recorded a cost it could not price
 
 
 @dataclass(frozen=True)
@@ -185,13 +188,28 @@ def build_rows(runs: Sequence[Run], st: Settings = Settings()) -> list[Row]:
         row = next((r for r in rows if not r.published and r.label == run.model
                     and not set(r.cells) & set(cells)), None)
         if row is None:
-            rows.append(Row(run.model, False, run.name, dict(cells), notes, protocol))
+            row = Row(run.model, False, run.name, dict(cells), notes, protocol)
+            rows.append(row)
         else:
             row.source += f", {run.name}"
             row.cells.update(cells)
             row.notes += notes
             row.protocol += protocol
+        total, recorded = recorded_total(run.path)
+        row.cost_unknown |= recorded and total is None
+        if total is not None:
+            row.cost = (row.cost or 0.0) + total
     return rows
+
+
+def fmt_cost(row: Row) -> str:
+    """The "$" cell: USD, "?" when some run's price is unknown, "-" when none is recorded."""
+    return "?" if row.cost_unknown else "-" if row.cost is None else f"{row.cost:.4f}"
+
+
+def has_costs(rows: Sequence[Row]) -> bool:
+    """Whether the "$" column is shown: some row knows (or flags) its cost."""
+    return any(r.cost is not None or r.cost_unknown for r in rows)
 
 
 def load_published(path: Path, sources: Optional[Sequence[str]] = None) -> list[Row]:

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import ConfigError
-from .leaderboard import Row, display_label, fmt_cell, legend, protocol_refs
+from .leaderboard import (FLAG_ORDER, FLAG_PROTOCOL, LEGEND, Row, display_label, fmt_cell, fmt_cost, has_costs, legend,
+                          protocol_refs)
 
 # "plain" is tabulate's "simple" style: plain text with a rule under the header.
 TABLE_FORMATS = {"plain": "simple", "github": "github"}
@@ -20,8 +21,13 @@ def render_table(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence:
     header = ["model", "source"] + list(cols)
     refs = protocol_refs(rows)
     body = [[display_label(r, refs), r.source] + [fmt_cell(r.cells.get(c)) for c in cols] for r in rows]
-    table = tabulate(body, headers=header, tablefmt=TABLE_FORMATS[fmt], disable_numparse=True)
     notes = legend(rows, cols, confidence)
+    if has_costs(rows):  # the column only where some run recorded a cost
+        header.append("$")
+        body = [line + [fmt_cost(r)] for line, r in zip(body, rows)]
+        notes.append("  $ = USD the row's runs cost (summary.json), ? = some model's price is unknown (mua eval "
+                     "--prices)")
+    table = tabulate(body, headers=header, tablefmt=TABLE_FORMATS[fmt], disable_numparse=True)
     if fmt == "github":  # keep the notes readable as markdown under the table
         notes = [n.strip() if n.startswith("  ") else n for n in notes]
         return table + "\n\n" + "\n".join(f"- {n}" if i else n for i, n in enumerate(notes)) + "\n"
@@ -33,7 +39,7 @@ def render_csv(rows: Sequence[Row], cols: Sequence[str]) -> str:
     out = io.StringIO()
     w = csv.writer(out, lineterminator="\n")
     w.writerow(["model", "published", "source", "metric", "value", "ci_low", "ci_high", "n_tasks", "flags",
-                "protocol"])
+                "protocol"] + (["cost_usd"] if has_costs(rows) else []))
     pct = lambda x: "" if x is None else f"{100 * x:.4f}"  # noqa: E731
     for r in rows:
         for c in cols:
@@ -41,7 +47,8 @@ def render_csv(rows: Sequence[Row], cols: Sequence[str]) -> str:
             if cell is None:
                 continue
             w.writerow([r.label, "yes" if r.published else "no", r.source, c, pct(cell.value), pct(cell.low),
-                        pct(cell.high), "" if cell.n is None else cell.n, cell.flags, " | ".join(r.protocol)])
+                        pct(cell.high), "" if cell.n is None else cell.n, cell.flags, " | ".join(r.protocol)]
+                       + ([fmt_cost(r).replace("-", "")] if has_costs(rows) else []))
     return out.getvalue()
 
 
@@ -56,6 +63,24 @@ def render(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence: float
 def plot(rows: Sequence[Row], cols: Sequence[str], path: Path, confidence: float = 0.95) -> None:
     """Grouped bars, one group per metric column; measured bars carry their interval, published ones are
     hatched. The PNG carries no software-version metadata, so the same rows give the same file."""
+    fig = figure(rows, cols, confidence)
+    import matplotlib.pyplot as plt
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, metadata={"Software": None} if path.suffix.lower() == ".png" else None)
+    plt.close(fig)
+
+
+def _short(text: str) -> str:
+    """A flag's meaning up to its first explanation, for the chart's footnote."""
+    return text.split(" (")[0].split(":")[0]
+
+
+def figure(rows: Sequence[Row], cols: Sequence[str], confidence: float = 0.95):
+    """The chart as a matplotlib Figure. A 0 value gets a mark and a "0" label (a bar of height 0 would look
+    missing); a cell's flags are written above its bar and a row's protocol footnote (†N) follows its name in
+    the legend, as in the table; the flags used are explained under the chart."""
     try:
         import matplotlib
     except ImportError:
@@ -66,9 +91,11 @@ def plot(rows: Sequence[Row], cols: Sequence[str], path: Path, confidence: float
     if not rows or not cols:
         raise ConfigError("nothing to plot: no metric values in the given runs")
     width = 0.8 / len(rows)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(cols) + 0.3 * len(rows)) + 3.0, 4.8))
+    refs = protocol_refs(rows)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(cols) + 0.3 * len(rows)) + 3.0, 5.2))
+    used: set[str] = set()
     for i, r in enumerate(rows):
-        xs, ys, err_lo, err_hi = [], [], [], []
+        xs, ys, err_lo, err_hi, cells = [], [], [], [], []
         for j, c in enumerate(cols):
             cell = r.cells.get(c)
             if cell is None:
@@ -77,18 +104,30 @@ def plot(rows: Sequence[Row], cols: Sequence[str], path: Path, confidence: float
             ys.append(100 * cell.value)
             err_lo.append(0.0 if cell.low is None else 100 * (cell.value - cell.low))
             err_hi.append(0.0 if cell.high is None else 100 * (cell.high - cell.value))
-        ax.bar(xs, ys, width, label=display_label(r), hatch="//" if r.published else None,
-               alpha=0.6 if r.published else 0.9,
-               yerr=None if r.published else [err_lo, err_hi], capsize=2)
+            cells.append(cell)
+        bars = ax.bar(xs, ys, width, label=display_label(r, refs), hatch="//" if r.published else None,
+                      alpha=0.6 if r.published else 0.9,
+                      yerr=None if r.published else [err_lo, err_hi], capsize=2)
+        color = bars.patches[0].get_facecolor() if bars.patches else None
+        for x, y, hi, cell in zip(xs, ys, err_hi, cells):
+            label = ("0" if y == 0 else "") + (f" {cell.flags}" if cell.flags else "")
+            used.update(cell.flags)
+            if y == 0:  # a bar of height 0 is invisible: mark the value on the axis
+                ax.plot([x], [0], marker="D", markersize=5, color=color, clip_on=False, zorder=3)
+            if label.strip():
+                ax.text(x, y + (0 if r.published else hi) + 1.5, label.strip(), ha="center", va="bottom",
+                        fontsize=7, color="#b3261e" if cell.flags else "black", rotation=90 if cell.flags else 0)
     ax.set_xticks(range(len(cols)))
     ax.set_xticklabels(cols, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("percent")
-    ax.set_ylim(0, 105)
+    ax.set_ylim(0, 115)  # room for the flags above a bar at 100
     ax.set_title(f"error bars: {confidence:.0%} bootstrap interval over tasks; hatched: published, not measured",
                  fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: never hides bars
-    fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120, metadata={"Software": None} if path.suffix.lower() == ".png" else None)
-    plt.close(fig)
+    notes = [f"{f} = {_short(LEGEND[f])}" for f in FLAG_ORDER if f in used]
+    if refs:
+        notes.append(f"{FLAG_PROTOCOL}N = run protocol departs from the official one (see the table)")
+    if notes:
+        fig.text(0.01, 0.01, "flags: " + "; ".join(notes), fontsize=7, ha="left", va="bottom", wrap=True)
+    fig.tight_layout(rect=(0, 0.05 if notes else 0, 1, 1))
+    return fig

@@ -203,9 +203,9 @@ class RunDir:
         return any(p.exists() and p.stat().st_size > 0 for p in (self.episodes, self.timings))
 
 
-def read_config(path: Path) -> dict:
-    """A run's config.json, its fields type-checked: every failure is one ConfigError line naming the file
-    and the field (a config.json of a newer record format is refused: see episodes.py)."""
+def read_config(path: Path, required: tuple[str, ...] = ("benchmark",)) -> dict:
+    """A run's config.json, its fields type-checked (:func:`check_config`): every failure is one ConfigError
+    line naming the file and the field (a config.json of a newer record format is refused: see episodes.py)."""
     raw = read_bytes(path, what="run config")
     try:
         config = loads_line(raw)
@@ -215,22 +215,26 @@ def read_config(path: Path) -> dict:
     if not isinstance(config, dict):
         raise ConfigError(f"{path} is not a mua run config (found {type_name(config)}); use another --out")
     try:
-        check_config(config, str(path))
+        check_config(config, str(path), required)
     except DataError as e:
         raise ConfigError(str(e)) from None
     return config
 
 
-def check_config(config: dict, where: str) -> None:
-    """The types of the config.json fields that readers use; DataError naming the first wrong one."""
+def check_config(config: dict, where: str, required: tuple[str, ...] = ("benchmark",)) -> None:
+    """The types of the config.json fields that readers use; DataError naming the first wrong one. Fields in
+    ``required`` must be there (a reader of episodes needs "trials" and "tasks" too)."""
     check_config_version(config, where)
+    for name in required:
+        if name not in config:
+            raise DataError(f"{where}: field {name!r} is missing")
     field(config, "benchmark", str, where=where)
-    trials = field(config, "trials", int, where=where)
+    trials = field(config, "trials", int, where=where, default=1)
     if trials < 1:
         raise DataError(f"{where}: field 'trials' should be 1 or more, found {trials}")
     field(config, "seed", int, where=where, default=0)
     field(config, "split", str, where=where, default=None, nullable=True)
-    tasks = field(config, "tasks", dict, where=where)
+    tasks = field(config, "tasks", dict, where=where, default={})
     for subset in tasks:
         ids = field(tasks, subset, list, where=f"{where}: tasks")
         if not all(isinstance(t, (str, int)) and not isinstance(t, bool) for t in ids):
@@ -245,3 +249,8 @@ def check_config(config: dict, where: str) -> None:
             field(spec, "params", dict, where=f"{where}: {role}", default=None, nullable=True)
     field(config, "metrics", dict, where=where, default=None, nullable=True)
     field(config, "protocol", dict, where=where, default=None, nullable=True)
+    prices = field(config, "prices", dict, where=where, default=None, nullable=True) or {}
+    for role in prices:
+        entry = field(prices, role, dict, where=f"{where}: prices", nullable=True)
+        if entry is not None:
+            field(entry, "price", dict, where=f"{where}: prices.{role}", default=None, nullable=True)

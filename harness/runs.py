@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from .episodes import EpisodeKey, EpisodeRecord, Positions, episode_index
+from .cost import RunCost
 from .errors import ConfigError
 from .metrics import MetricsDeclaration, generic
 from .registry import installed_declaration
@@ -195,8 +196,9 @@ class Aggregate:
     trial past ``trials``, is counted in ``unexpected``. Add each episode once (the latest record of its key)."""
 
     def __init__(self, declaration: MetricsDeclaration, tasks: dict[str, list[str]], trials: int,
-                 subsets: Optional[list[str]] = None):
+                 subsets: Optional[list[str]] = None, cost: Optional[RunCost] = None):
         self.declaration = declaration
+        self.cost = cost  # summary.json's "cost", fed the same records (cost.py)
         self.trials = trials
         self.subsets = {s: SubsetResult(s, {str(t): TaskResult(str(t), trials) for t in tasks.get(s, [])})
                         for s in (subsets if subsets is not None else list(tasks))}
@@ -216,6 +218,8 @@ class Aggregate:
         task = self._task(record.key)
         if task is None:
             return
+        if self.cost is not None:
+            self.cost.add(record.row)
         task.finished_trials += 1
         if record.error is not None:
             task.errors += 1
@@ -264,7 +268,7 @@ def read_run(path: Path | str) -> Run:
     config_path = path / "config.json"
     if not config_path.is_file():
         raise ConfigError(f"{config_path} not found: is {path} a run directory written by `mua eval`?")
-    config = read_config(config_path)
+    config = read_config(config_path, required=("benchmark", "trials", "tasks"))
     try:
         metrics = declaration_of(config)
     except ValueError as e:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional, cast
 
 from .build import Models
+from .cost import RunCost
 from .episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode_index, keyed_index
 from .errors import ModelError
 from .eval_plan import EvalPlan
@@ -180,7 +181,7 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
 
 def _aggregate(job: PendingRun, layout: Layout) -> Aggregate:
     return Aggregate(declaration_of(job.config), {s: [t.id for t in ts] for s, ts in job.tasks.items()},
-                     layout.trials)
+                     layout.trials, cost=RunCost(job.config))
 
 
 def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], complete: bool,

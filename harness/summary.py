@@ -88,4 +88,5 @@ def summary_json(config: dict, agg: Aggregate) -> dict[str, Any]:
         "subsets": {s.name: episode_stats(list(s.tasks.values()), trials) | declared_fields(agg.declaration, [s])
                     for s in subsets},
         "overall": overall | declared_fields(agg.declaration, subsets),
+        **({"cost": cost} if agg.cost is not None and (cost := agg.cost.result()) is not None else {}),
     }

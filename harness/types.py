@@ -148,6 +148,19 @@ class Score:
     partial_reward: Optional[float] = None
 
 
+@dataclass(frozen=True)
+class Finding:
+    """One reason an episode scored what it scored, read back from a stored row by ``Benchmark.explain``: the
+    score component it concerns (None: the episode as a whole, e.g. an early termination) and one line for
+    people (``str(finding)``; ``mua view`` shows it)."""
+
+    component: Optional[str]
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
 @dataclass
 class Usage:
     requests: int = 0

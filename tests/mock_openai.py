@@ -125,6 +125,7 @@ class MockOpenAI:
         self.succeeded = 0
         self.connections = 0  # TCP connections accepted (keep-alive reuse keeps this low)
         self.fault_counts: dict[str, int] = {}
+        self.headers: list[dict] = []  # each request's headers (names lower-cased), in arrival order
         self._rng = random.Random(self.faults.seed)
         self._server: Optional[asyncio.base_events.Server] = None
         self._connections: dict[asyncio.Task, asyncio.StreamWriter] = {}
@@ -220,6 +221,7 @@ class MockOpenAI:
                     headers[name.strip().lower()] = value.strip()
                 size = int(headers.get("content-length") or 0)
                 body = await reader.readexactly(size) if size else b""
+                self.headers.append(headers)
                 keep = await self._respond(method, path, body, reader, writer)
                 await writer.drain()
                 if not keep or headers.get("connection", "").lower() == "close" or version == "HTTP/1.0":

@@ -56,6 +56,45 @@ def test_parts_import_only_what_architecture_allows():
     assert bad == []
 
 
+# Between adapters (packages under benchmarks/): an adapter imports only itself, the shared layers (modules
+# directly under benchmarks/, e.g. records.py) and the adapters it declares it builds on. A task pack is a tau2
+# domain read from data, so benchmarks/pack builds on benchmarks/tau2 (its domain contract, environment, scorer,
+# toolkit and users). Shared layers import no adapter.
+BUILDS_ON = {"pack": {"tau2"}}
+
+
+def _adapter_violations(graph: dict[str, set[str]]) -> list[str]:
+    adapters = {m.split(".")[2] for m in graph if m.count(".") >= 3 and m.startswith("mua.benchmarks.")}
+
+    def adapter(module: str) -> str | None:  # None: a shared layer (or the benchmarks package itself)
+        parts = module.split(".")
+        return parts[2] if len(parts) > 2 and parts[2] in adapters else None
+
+    bad = []
+    for m, targets in graph.items():
+        if not m.startswith("mua.benchmarks"):
+            continue
+        for t in sorted(targets):
+            if not t.startswith("mua.benchmarks"):
+                continue
+            source, target = adapter(m), adapter(t)
+            if target is not None and target != source and target not in BUILDS_ON.get(source or "", set()):
+                bad.append(f"{m} imports {t}")
+    return bad
+
+
+def test_adapters_import_only_shared_layers_and_what_they_build_on():
+    assert _adapter_violations(_graph()) == []
+    # the check sees a violation when there is one (the graph's modules name their adapter)
+    assert _adapter_violations({"mua.benchmarks.bfcl.data": {"mua.benchmarks.tau2.domain"},
+                                "mua.benchmarks.tau2.domain": set(),
+                                "mua.benchmarks.records": {"mua.benchmarks.bfcl.data"},
+                                "mua.benchmarks.pack.loader": {"mua.benchmarks.tau2.domain",
+                                                               "mua.benchmarks.records"}}) == [
+        "mua.benchmarks.bfcl.data imports mua.benchmarks.tau2.domain",
+        "mua.benchmarks.records imports mua.benchmarks.bfcl.data"]
+
+
 def test_no_import_cycles_between_modules():
     graph = _graph()
     # a package's __init__ re-exporting its own modules is not a cycle worth reporting
@@ -96,3 +135,18 @@ def test_harness_code_names_no_benchmark_or_subset():
                   and any(re.search(rf"(?<![a-z0-9]){re.escape(w.lower())}(?![a-z0-9])", n.value.lower())
                           for w in words)]
     assert found == []
+
+
+def test_architecture_document_names_every_part():
+    """ARCHITECTURE.md names every module of the harness, its model backends and training (by file name), every
+    adapter (``benchmarks/<name>/``) and every shared layer under benchmarks/ (``benchmarks/<name>.py``)."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    modules = [p for folder in ("harness", "harness/models", "training") for p in sorted((ROOT / folder).glob("*"))
+               if p.suffix in (".py", ".json", ".html") and p.name != "__init__.py"]
+    missing = [str(p.relative_to(ROOT)) for p in modules if f"`{p.name}`" not in text and
+               f"{p.relative_to(ROOT)}`" not in text and f"/{p.name}`" not in text]
+    adapters = [p for p in sorted((ROOT / "benchmarks").iterdir()) if (p / "__init__.py").is_file()]
+    missing += [f"benchmarks/{p.name}/" for p in adapters if f"benchmarks/{p.name}" not in text]
+    shared = [p for p in sorted((ROOT / "benchmarks").glob("*.py")) if p.name != "__init__.py"]
+    missing += [f"benchmarks/{p.name}" for p in shared if p.name not in text]
+    assert missing == []

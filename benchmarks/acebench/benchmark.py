@@ -18,16 +18,17 @@ from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, User
+from mua.harness.interfaces import (Agent, AgentPrompt, Benchmark, ChatModel, Environment, EpisodeSpec, Limits,
+                                    TaskDescription, User)
 from mua.harness.metrics import Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
-from mua.harness.types import Message, Score, Task, ToolCall, task_context
+from mua.harness.types import Finding, Message, Score, Task, ToolCall, task_context
 
 from . import data
 from .data import AceContext
 from .calls import parse_calls
 from .environment import AceEnvironment, AceExecutor, executable
-from .scoring import check_end_state, process_score, render_tool_message
+from .scoring import AceFindings, check_end_state, process_score, render_tool_message
 from .user import MAX_DIALOG_TURNS, AceSimulatedUser, GoldMultiTurnUser, MultiStepUser
 
 
@@ -72,6 +73,10 @@ class AceBenchmark(Benchmark):
         return EpisodeSpec(env=AceEnvironment(context.world), system_prompt=context.prompts["system"],
                            limits=self.limits(task))
 
+    def agent_prompt(self, task: Task) -> AgentPrompt:
+        context = task_context(task, AceContext)
+        return AgentPrompt(context.prompts["system"], lambda turn: list(context.world.tools))
+
     def limits(self, task: Task) -> Limits:
         return Limits(**self.declared_protocol().limits)
 
@@ -92,6 +97,13 @@ class AceBenchmark(Benchmark):
             return MultiStepUser(task.scenario)
         return GoldMultiTurnUser(task.scenario)
 
+    def describe_task(self, task: Task) -> TaskDescription:
+        """The milestones (the expected call sequences) and the end state the scorer compares with."""
+        return TaskDescription(scenario=task.scenario, expected_actions=task.evaluation["mile_stone"],
+                               criteria={"end_state": task.evaluation["ground_truth"],
+                                         "process": "share of a milestone list's calls made in order (1 when the end "
+                                                    "state matches)"})
+
     def needs_user_model(self, subset: str) -> bool:
         return "multi_turn" in subset  # multi_step has no user after the opening request
 
@@ -102,19 +114,8 @@ class AceBenchmark(Benchmark):
         return AceSimulatedUser(model, prompts["user_system"], prompts["user_greeting"], seed=seed)
 
     @classmethod
-    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
-        """The end-state check's errors and the process score (the share of milestones the calls in
-        ``process_calls`` reached)."""
-        lines = []
-        if components.get("end_state") == 0.0:
-            lines.append(f"end state wrong: {info.get('error_type') or 'state differs'}")
-            for errors in info.get("end_state_errors") or []:
-                lines += [f"  {e}" for e in (errors if isinstance(errors, list) else [errors])]
-        process = components.get("process")
-        if isinstance(process, (int, float)) and process < 1.0:
-            lines.append(f"process: {process:g} of the milestones reached by the calls made "
-                         f"({len(info.get('process_calls') or [])} calls)")
-        return lines
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[Finding]:
+        return AceFindings.from_info(info).findings(components)
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
@@ -132,8 +133,7 @@ class AceBenchmark(Benchmark):
         proc = process_score(process, task.evaluation["mile_stone"], verdict.valid)
         return Score(reward=1.0 if verdict.valid else 0.0,
                      components={"end_state": 1.0 if verdict.valid else 0.0, "process": proc},
-                     info={"end_state_errors": verdict.errors, "error_type": verdict.error_type,
-                           "process_calls": process})
+                     info=AceFindings(verdict.errors, verdict.error_type, process).to_info())
 
 
 def _json(args: dict) -> str:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
-from mua.harness.types import Message
+from mua.harness.types import Finding, Message
 
 from .calls import render_call
 
@@ -27,6 +27,40 @@ class EndStateVerdict:
     valid: bool
     errors: list[str] = field(default_factory=list)
     error_type: str = ""
+
+
+@dataclass
+class AceFindings:
+    """The ``info`` an ACEBench score stores, and how a stored one is explained (one definition of its keys)."""
+
+    end_state_errors: list
+    error_type: str
+    process_calls: list[str]
+
+    def to_info(self) -> dict:
+        return {"end_state_errors": self.end_state_errors, "error_type": self.error_type,
+                "process_calls": self.process_calls}
+
+    @classmethod
+    def from_info(cls, info: dict) -> "AceFindings":
+        def listed(value: Any) -> list:
+            return value if isinstance(value, list) else []
+        return cls(listed(info.get("end_state_errors")), str(info.get("error_type") or ""),
+                   listed(info.get("process_calls")))
+
+    def findings(self, components: dict[str, Optional[float]]) -> list[Finding]:
+        """The end-state check's errors and the process score (the share of milestones the calls in
+        ``process_calls`` reached)."""
+        found = []
+        if components.get("end_state") == 0.0:
+            found.append(Finding("end_state", f"end state wrong: {self.error_type or 'state differs'}"))
+            for errors in self.end_state_errors:
+                found += [Finding("end_state", f"  {e}") for e in (errors if isinstance(errors, list) else [errors])]
+        process = components.get("process")
+        if isinstance(process, (int, float)) and process < 1.0:
+            found.append(Finding("process", f"process: {process:g} of the milestones reached by the calls made "
+                                            f"({len(self.process_calls)} calls)"))
+        return found
 
 
 def check_end_state(saved: list[dict], expected: Any) -> EndStateVerdict:

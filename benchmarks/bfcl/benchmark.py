@@ -11,17 +11,18 @@ from typing import Iterable, Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import Agent, Benchmark, ChatModel, Environment, EpisodeSpec, Limits, ReplayItem, User
+from mua.harness.interfaces import (Agent, AgentPrompt, Benchmark, ChatModel, Environment, EpisodeSpec, Limits,
+                                    ReplayItem, TaskDescription, User)
 from mua.harness.metrics import SUCCESS, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
-from mua.harness.types import Message, Score, Task
+from mua.harness.types import Finding, Message, Score, Task
 from mua.harness.users import ScriptedUser
 
 from . import data
-from .environment import BfclEnvironment
+from .environment import BfclEnvironment, OfferedTools
 from .episode import gold_script, user_turns
 from .official import read_result_file
-from .scoring import score_messages
+from .scoring import Verdict, score_messages
 
 
 class BfclBenchmark(Benchmark):
@@ -78,6 +79,9 @@ class BfclBenchmark(Benchmark):
     def start(self, task: Task) -> EpisodeSpec:
         return EpisodeSpec(env=BfclEnvironment(task, self.data_dir), system_prompt="", limits=self.limits(task))
 
+    def agent_prompt(self, task: Task) -> AgentPrompt:
+        return AgentPrompt("", OfferedTools(task, self.data_dir))
+
     def limits(self, task: Task) -> Limits:
         return Limits(**self.declared_protocol().limits)
 
@@ -87,24 +91,19 @@ class BfclBenchmark(Benchmark):
     def gold_user(self, task: Task) -> User:
         return ScriptedUser(user_turns(task, self.data_dir))
 
+    def describe_task(self, task: Task) -> TaskDescription:
+        """The user's turns, the ground-truth calls of each turn, and what BFCL's multi-turn checker compares."""
+        return TaskDescription(scenario=task.scenario, expected_actions=task.evaluation, criteria=(
+            "after every user turn: the state of each API instance equals its state after the expected calls, "
+            "and every result of the expected calls is among the results of the agent's calls"))
+
     def needs_user_model(self, subset: str) -> bool:
         return False  # BFCL's user is always the scripted question turns
 
     @classmethod
-    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
-        """The official checker's verdict as stored by ``Verdict.to_score``: its error type, the failing turn
-        and the differing instance state or the missing execution results."""
-        if info.get("valid", True):
-            return []
-        turn = info.get("failed_turn")
-        lines = [f"{info.get('error_type')}" + (f" at turn {turn}" if turn is not None else "")
-                 + f": {info.get('error_message') or ''}"]
-        details = info.get("details") or {}
-        for attr, diff in (details.get("differences") or {}).items():
-            lines.append(f"state {attr}: model {diff.get('model')!r}, ground truth {diff.get('ground_truth')!r}")
-        for item in details.get("missing_items") or []:
-            lines.append(f"missing execution result: {item!r}")
-        return lines
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[Finding]:
+        """The official checker's verdict, read back as ``Verdict.to_score`` stored it."""
+        return Verdict.from_info(info).findings()
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:

@@ -33,27 +33,34 @@ def new_world(task: Task, data_dir: Path) -> ApiWorld:
                     data.extensions(data_dir), suites_for(data.version_of(task).name))
 
 
-class BfclEnvironment(Environment):
+class OfferedTools:
+    """The tools a task offers the agent, turn by turn: all docs of the involved classes, minus miss_func
+    functions whose turn has not come yet (read without building the task's world)."""
+
     def __init__(self, task: Task, data_dir: Path):
-        self.task = task
-        self.world = new_world(task, data_dir)
         self._docs = [d for cls in (task.raw or {}).get("involved_classes", [])
                       for d in data.func_docs(data_dir, data.version_of(task))[cls]]
         self._hint = data.protocol(data_dir)["PYTHON_FUNCTION_DOC_HINT"]
         self._missed = data.missed_functions(task)
 
-    def _withheld(self, turn: int) -> set[str]:
-        return {name for at, names in self._missed.items() if at > turn for name in names}
-
-    def agent_tools(self, turn: int = 0) -> list[ToolSpec]:
-        """All docs of the involved classes, minus miss_func functions whose turn has not come yet; the added
-        ones go last, in the order upstream appends them."""
-        withheld_now = self._withheld(turn)
+    def __call__(self, turn: int = 0) -> list[ToolSpec]:
+        """The added ones go last, in the order upstream appends them."""
+        withheld_now = {name for at, names in self._missed.items() if at > turn for name in names}
         missed_all = {n for names in self._missed.values() for n in names}
         base = [d for d in self._docs if d["name"] not in missed_all]
         added = [d for at in sorted(self._missed) if at <= turn for name in self._missed[at]
                  for d in self._docs if d["name"] == name]
         return [tool_spec(d, self._hint) for d in base + added if d["name"] not in withheld_now]
+
+
+class BfclEnvironment(Environment):
+    def __init__(self, task: Task, data_dir: Path):
+        self.task = task
+        self.world = new_world(task, data_dir)
+        self._offered = OfferedTools(task, data_dir)
+
+    def agent_tools(self, turn: int = 0) -> list[ToolSpec]:
+        return self._offered(turn)
 
     def execute(self, call: ToolCall, requestor: str = "assistant") -> ToolOutcome:
         try:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from mua.harness.types import Message, Score, Task
+from mua.harness.types import Finding, Message, Score, Task
 
 from .calls import parse_call
 from .data import V4, version_of
@@ -42,6 +42,28 @@ class Verdict:
             if self.details:
                 info["details"] = self.details
         return Score(reward=1.0 if self.valid else 0.0, components={}, info=info)
+
+    @classmethod
+    def from_info(cls, info: dict) -> "Verdict":
+        """A stored score's ``info`` read back (the inverse of ``to_score``)."""
+        details = info.get("details")
+        return cls(valid=bool(info.get("valid", True)), error_type=info.get("error_type"),
+                   error_message=info.get("error_message"), turn=info.get("failed_turn"),
+                   details=details if isinstance(details, dict) else None)
+
+    def findings(self) -> list[Finding]:
+        """The checker's verdict as findings of the episode as a whole (BFCL has no components): its error
+        type, the failing turn, the differing instance state or the missing execution results."""
+        if self.valid:
+            return []
+        where = f" at turn {self.turn}" if self.turn is not None else ""
+        found = [Finding(None, f"{self.error_type}{where}: {self.error_message or ''}")]
+        details = self.details or {}
+        for attr, diff in (details.get("differences") or {}).items():
+            found.append(Finding(None, f"state {attr}: model {diff.get('model')!r}, "
+                                       f"ground truth {diff.get('ground_truth')!r}"))
+        found += [Finding(None, f"missing execution result: {item!r}") for item in details.get("missing_items") or []]
+        return found
 
 
 def turns_from_messages(messages: list[Message]) -> list[list[Step]]:

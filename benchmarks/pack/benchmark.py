@@ -65,6 +65,11 @@ class PackBenchmark(Tau2Benchmark):
                      initial_state=r.get("initial_state"), evaluation=r.get("evaluation_criteria"), split=split,
                      raw=r, context=Tau2Context()) for r in records]
 
+    def splits(self, subset: str) -> list[Optional[str]]:
+        """The pack's splits.json names, the default split first; without one, all tasks (None)."""
+        names = list(self.pack.splits or {})
+        return sorted(names, key=lambda s: s != self.default_split) or [None]
+
     def limits(self, task: Task) -> Limits:
         return Limits(max_messages=self.pack.max_messages, max_errors=self.pack.max_errors)
 

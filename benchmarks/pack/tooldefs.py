@@ -1,7 +1,8 @@
 """Tool definitions from a pack's ``tools.py``: plain Python functions ``fn(db, arg1, ...)``.
 
 The first parameter receives the episode's database (a copy-on-write :class:`Overlay`); the others become the
-tool's JSON-schema parameters, typed from their annotations. The description is the docstring up to an
+tool's JSON-schema parameters, typed from their annotations (the same mechanism as tau2's tools,
+``benchmarks/tau2/toolkit.py``). The description is the docstring up to an
 ``Args:`` section, whose ``name: text`` lines describe the parameters. Loading tools.py imports code the pack's
 author wrote (as installing an adapter does); nothing in a data file is ever evaluated."""
 from __future__ import annotations
@@ -9,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import sys
-import typing
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
@@ -17,10 +17,7 @@ from typing import Any, Callable
 from mua.harness.errors import DataError
 
 from ..tau2.domain import Record, ToolDef
-from ..tau2.schema import tool_spec
-
-_SCALARS: dict[Any, dict] = {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"},
-                             bool: {"type": "boolean"}, dict: {"type": "object"}, list: {"type": "array"}}
+from ..tau2.toolkit import docstring_text, make_tool
 
 
 def import_tools(path: Path, relpath: str) -> ModuleType:
@@ -38,27 +35,6 @@ def import_tools(path: Path, relpath: str) -> ModuleType:
         raise DataError(f"pack: importing {relpath} failed: {type(e).__name__}: {e}") from None
     sys.modules[name] = module
     return module
-
-
-def _schema(annotation: Any, where: str) -> dict:
-    if annotation in _SCALARS:
-        return dict(_SCALARS[annotation])
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is list:
-        return {"type": "array", "items": _schema(args[0], where)} if args else {"type": "array"}
-    if origin is dict:
-        return {"type": "object"}
-    raise DataError(f"{where}: unsupported type {annotation!r} (use str, int, float, bool, list[...] or dict)")
-
-
-def _docs(doc: str) -> tuple[str, dict[str, str]]:
-    head, _, args = inspect.cleandoc(doc or "").partition("Args:")
-    params = {}
-    for line in args.splitlines():
-        name, sep, text = line.strip().partition(":")
-        if sep and name.isidentifier():
-            params[name] = text.strip()
-    return " ".join(head.split()), params
 
 
 def _returning_records(fn: Callable) -> Callable:
@@ -79,24 +55,11 @@ def tool_defs(module: ModuleType, relpath: str) -> dict[str, ToolDef]:
     tools = {}
     for fn in sorted(functions, key=lambda f: f.__code__.co_firstlineno):
         where = f"{relpath}, tool {fn.__name__}"
-        try:
-            hints = typing.get_type_hints(fn)
-        except Exception as e:
-            raise DataError(f"{where}: unreadable type annotations ({e})") from None
-        params = list(inspect.signature(fn).parameters.values())
-        if not params or params[0].kind not in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
-            raise DataError(f"{where}: the first parameter must be the database (db)")
-        fields = []
-        for p in params[1:]:
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                raise DataError(f"{where}: parameter {p.name}: *args/**kwargs are not supported")
-            if p.name not in hints:
-                raise DataError(f"{where}: parameter {p.name} needs a type annotation")
-            fields.append((p.name, _schema(hints[p.name], f"{where}, parameter {p.name}"), p.default is p.empty))
-        description, docs = _docs(fn.__doc__ or "")
+        description, docs = docstring_text(fn.__doc__)
+        # a pack's schema leaves defaults out (packs have always been shown them that way)
+        tool = make_tool(fn, fn.__name__, description, docs, "Tools", "write", where, defaults=False,
+                         call=_returning_records(fn))
         if not description:
             raise DataError(f"{where}: needs a docstring (it is the tool's description the agent sees)")
-        spec, sig = tool_spec(fn.__name__, description, fields, docs)
-        tools[fn.__name__] = ToolDef(spec=spec, func=_returning_records(fn), params=sig, owner="Tools",
-                                     mutates=True, kind="write")
+        tools[fn.__name__] = tool
     return tools

@@ -6,16 +6,17 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import (Agent, Benchmark, ChatModel, EpisodeSpec, Environment, Limits, ReplayItem,
-                                    User)
+from mua.harness.interfaces import (Agent, AgentPrompt, Benchmark, ChatModel, EpisodeSpec, Environment, Limits,
+                                    ReplayItem, TaskDescription, User)
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
-from mua.harness.types import Message, Score, Task, task_context
+from mua.harness.types import Finding, Message, Score, Task, task_context
 from mua.harness.users import SimulatedUser
 
-from . import gold, official, scoring
+from . import gold, ground_truth, official, scoring
 from .domain import Tau2Domain
 from .environment import Tau2Environment
+from .findings import Checks, Tau2Findings
 from .judge import judge_nl_assertions
 from .prompts import (FIRST_AGENT_MESSAGE, STOP, USER_STOP_MARKERS, agent_system_prompt, user_system_prompt)
 from .registry import get_domain
@@ -84,10 +85,17 @@ class Tau2Benchmark(Benchmark):
         domain = self._domain(task)
         state = domain.new_state()
         domain.initialise(state, task.initial_state)
-        policy = task_context(task, Tau2Context).policy or domain.policy
-        return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=agent_system_prompt(policy),
+        return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=self._system_prompt(domain, task),
                            opening=[Message(role="assistant", content=FIRST_AGENT_MESSAGE)],
                            limits=self.limits(task), agent_stop_marker=STOP, single_kind_messages=True)
+
+    def _system_prompt(self, domain: Tau2Domain, task: Task) -> str:
+        return agent_system_prompt(task_context(task, Tau2Context).policy or domain.policy)
+
+    def agent_prompt(self, task: Task) -> AgentPrompt:
+        domain = self._domain(task)
+        tools = [t.spec for t in domain.agent_tools.values()]  # the same at every turn
+        return AgentPrompt(self._system_prompt(domain, task), lambda turn: list(tools))
 
     def limits(self, task: Task) -> Limits:
         return Limits(**self.declared_protocol().limits)
@@ -96,6 +104,14 @@ class Tau2Benchmark(Benchmark):
         domain = self._domain(task)
         prompt = user_system_prompt(self.data_dir, task.scenario, bool(domain.user_tools))
         return SimulatedUser(model, prompt, stop_markers=USER_STOP_MARKERS, seed=seed)
+
+    def describe_task(self, task: Task) -> TaskDescription:
+        """The reference actions apart; the rest of the evaluation criteria (reward basis, what to communicate,
+        NL and env assertions) as tau2 records them."""
+        criteria = dict(task.evaluation or {})
+        return TaskDescription(scenario=task.scenario, expected_actions=criteria.pop("actions", None),
+                               criteria=criteria, summary=_opening(task),
+                               sections=ground_truth.task_sections(task))
 
     # -- gold -----------------------------------------------------------------------------------------------
     def gold_agent(self, task: Task) -> Agent:
@@ -114,20 +130,20 @@ class Tau2Benchmark(Benchmark):
         return self._gold_cache[key]
 
     def _score_checks(self, task: Task, messages: list[Message], env: Optional[Environment],
-                      termination: Optional[str]) -> tuple[Optional[Score], dict, dict, list[str]]:
-        termination = termination or scoring.derive_termination(messages)
-        info: dict = {"termination": termination}
-        if termination not in scoring.STOPPED:
-            info["note"] = f"premature termination ({termination}): reward 0 without checks, as tau2"
-            return Score(reward=0.0, components={}, info=info), info, {}, []
+                      termination: Optional[str]) -> Checks:
+        found = Tau2Findings(termination=termination or scoring.derive_termination(messages))
+        if found.termination not in scoring.STOPPED:
+            found.note = f"premature termination ({found.termination}): reward 0 without checks, as tau2"
+            return Checks(found, final=Score(reward=0.0, components={}, info=found.to_info()))
         evaluation = task.evaluation
         if evaluation is None:
-            info["note"] = "no evaluation criteria"
-            return Score(reward=1.0, components={}, info=info), info, {}, []
+            found.note = "no evaluation criteria"
+            return Checks(found, final=Score(reward=1.0, components={}, info=found.to_info()))
         basis = [b.lower() for b in evaluation.get("reward_basis") or []]
         domain = self._domain(task)
         calls = scoring.tool_calls(messages)
-        components: dict[str, Optional[float]] = {}
+        checks = Checks(found)
+        components = checks.components
         if "db" in basis or "env_assertion" in basis:
             if evaluation.get("actions") is None and evaluation.get("env_assertions") is None:
                 db_match, final_state = True, None
@@ -135,7 +151,7 @@ class Tau2Benchmark(Benchmark):
                 final = env if isinstance(env, Tau2Environment) else scoring.replay(domain, task.initial_state, calls)
                 final_state = final.state()
                 db_match = domain.fingerprint(final_state) == self._gold_fingerprint(domain, task)
-            info["db_match"] = db_match
+            found.db_match = db_match
             if "db" in basis:
                 components["db"] = 1.0 if db_match else 0.0
             if "env_assertion" in basis:
@@ -143,24 +159,23 @@ class Tau2Benchmark(Benchmark):
                                                                evaluation.get("env_assertions") or [])
                                   if final_state is not None else (1.0, []))
                 components["env_assertion"] = reward
-                info["env_assertions_failed"] = failed
+                found.env_assertions_failed = failed
         if "communicate" in basis:
-            components["communicate"], info["communicate_missing"] = scoring.communicate_check(
+            components["communicate"], found.communicate_missing = scoring.communicate_check(
                 messages, evaluation.get("communicate_info") or [])
         if "action" in basis:
-            components["action"], info["actions_unmatched"] = scoring.action_check(
+            components["action"], found.actions_unmatched = scoring.action_check(
                 calls, evaluation.get("actions") or [])
-        pending = []
         if "nl_assertion" in basis:
             if not evaluation.get("nl_assertions"):
                 components["nl_assertion"] = 1.0
             else:
                 components["nl_assertion"] = None
-                pending.append("nl_assertion")
-        return None, info, components, pending
+                checks.pending.append("nl_assertion")
+        return checks
 
     @staticmethod
-    def _combine(components: dict, info: dict) -> Score:
+    def _combine(components: dict, found: Tau2Findings) -> Score:
         """tau2's reward is the product of the components. With a component skipped (no judge), the reward is
         known only when a computed component is already 0; otherwise it is unknown (None), never a pass."""
         product = 1.0
@@ -169,12 +184,12 @@ class Tau2Benchmark(Benchmark):
                 product *= value
         skipped = [k for k, v in components.items() if v is None]
         if not skipped:
-            return Score(reward=product, components=components, info=info)
-        info["skipped"] = skipped
-        info["incomplete"] = True
+            return Score(reward=product, components=components, info=found.to_info())
+        found.skipped = skipped
+        found.incomplete = True
         if product == 0.0:
-            return Score(reward=0.0, components=components, info=info)
-        return Score(reward=None, components=components, info=info, partial_reward=product)
+            return Score(reward=0.0, components=components, info=found.to_info())
+        return Score(reward=None, components=components, info=found.to_info(), partial_reward=product)
 
     def unjudged_checks(self, tasks: list[Task]) -> Optional[str]:
         judged = [t for t in tasks if t.evaluation and t.evaluation.get("nl_assertions")
@@ -187,30 +202,25 @@ class Tau2Benchmark(Benchmark):
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        done, info, components, pending = self._score_checks(task, messages, env, termination)
-        if done:
-            return done
-        if pending and judge is not None:
+        checks = self._score_checks(task, messages, env, termination)
+        if checks.final:
+            return checks.final
+        if checks.pending and judge is not None:
             reward, results = await judge_nl_assertions(judge, messages, task.evaluation["nl_assertions"])
-            components["nl_assertion"] = reward
-            info["nl_assertions"] = results
-        return self._combine(components, info)
+            checks.components["nl_assertion"] = reward
+            checks.findings.nl_assertions = results
+        return self._combine(checks.components, checks.findings)
 
     @classmethod
-    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[str]:
-        """Reads what ``_score_checks`` stored: an early termination, the database check, failed environment
-        assertions, unsaid communicate_info, unmatched gold actions, NL assertions the judge rejected."""
-        lines = [info["note"]] if info.get("note") else []
-        if info.get("db_match") is False:
-            lines.append("database: the final state differs from the one the gold actions produce")
-        lines += [f"environment assertion failed: {a}" for a in info.get("env_assertions_failed") or []]
-        lines += [f"never told the user: {c!r}" for c in info.get("communicate_missing") or []]
-        lines += [f"gold action not matched: {a}" for a in info.get("actions_unmatched") or []]
-        for result in info.get("nl_assertions") or []:
-            if isinstance(result, dict) and not result.get("met", True):
-                lines.append(f"NL assertion not met: {result.get('nl_assertion')}: {result.get('justification', '')}")
-        lines += [f"{name}: not computed (no judge model), reward unknown" for name in info.get("skipped") or []]
-        return lines or super().explain(components, info)
+    def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[Finding]:
+        """The stored ``info`` read back as the scorer wrote it (``findings.py``): an early termination, the
+        database check, failed environment assertions, unsaid communicate_info, unmatched gold actions, NL
+        assertions the judge rejected, components skipped."""
+        return Tau2Findings.from_info(info).findings() or super().explain(components, info)
+
+    # -- end state against gold for people (mua view) ------------------------------------------------------------------
+    def end_state_diff(self, task: Task, messages: list[Message]) -> Optional[list[dict]]:
+        return ground_truth.end_state_diff(self._domain(task), task, messages)
 
     # -- official results -----------------------------------------------------------------------------------
     def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:

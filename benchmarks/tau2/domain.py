@@ -1,8 +1,9 @@
 """The contract between the shared tau2 machinery and one tau2 domain (retail, airline, telecom).
 
-The shared code (``environment.py``, ``gold.py``, ``scoring.py``, ``users.py``) never looks inside a domain's
-database; a domain package (``benchmarks/tau2/<domain>/``, laid out like upstream: data model / tools /
-environment) provides everything below through one :class:`Tau2Domain` object.
+The shared code (``environment.py``, ``gold.py``, ``scoring.py``, ``findings.py``, ``toolkit.py``) never looks
+inside a domain's database; a domain package (``benchmarks/tau2/<domain>/``, laid out like upstream: data
+model / tools / environment) provides everything below through one :class:`Tau2Domain` object. A task pack
+(``benchmarks/pack/``) is one more such domain, read from data.
 
 How the pieces fit:
 
@@ -11,9 +12,10 @@ How the pieces fit:
 * ``new_state()`` returns a cheap per-episode state. Domains use copy-on-write (see ``overlay.py``): the
   state holds only the records a tool changed, each copied just before its first write. Starting an episode
   must not copy or re-parse the database.
-* ``agent_tools`` / ``user_tools`` map a tool name to a :class:`ToolDef`: the exact OpenAI schema tau2 shows
-  the model, whether it mutates state (only mutating calls are re-executed when scoring, as upstream), and
-  the implementation ``func(state, **arguments)``. Argument binding, exception-to-"Error: ..." conversion and
+* ``agent_tools`` / ``user_tools`` map a tool name to a :class:`ToolDef` (built by ``toolkit.py`` from the
+  tool's implementation and upstream's description text): the exact OpenAI schema tau2 shows the model,
+  whether it mutates state (only mutating calls are re-executed when scoring, as upstream), and the
+  implementation ``func(state, **arguments)``. Argument binding, exception-to-"Error: ..." conversion and
   result serialisation are done once for all domains in ``environment.py``; a tool just returns a value or
   raises (``ValueError`` etc.) with upstream's message.
 * Return values are serialised as tau2 does (``Environment.to_json_str``): a :class:`Record` (a pydantic

@@ -18,10 +18,6 @@ INTEGER = {"type": "integer"}
 STRING_LIST = {"type": "array", "items": {"type": "string"}}
 
 
-def enum(*values: str) -> dict:
-    return {"enum": list(values), "type": "string"}
-
-
 def model_list(model: str) -> dict:
     """A ``List[Model | dict]`` argument (airline): a reference to the model or any object."""
     return {"type": "array", "items": {"anyOf": [{"$ref": f"#/$defs/{model}"},

@@ -75,12 +75,17 @@ def gold_calls(evaluation: dict) -> list[tuple[str, str, dict]]:
             for a in (evaluation.get("actions") or [])]
 
 
-def gold_fingerprint(domain: Tau2Domain, initial_state: Optional[dict], evaluation: dict) -> Any:
+def gold_env(domain: Tau2Domain, initial_state: Optional[dict], evaluation: dict) -> Tau2Environment:
+    """A fresh environment after the gold actions (the end state the DB check compares against)."""
     env = Tau2Environment(domain, domain.new_state())
     domain.initialise(env.state(), initial_state)
     for requestor, name, args in gold_calls(evaluation):
         env.call(name, args, requestor)  # failures are ignored, as upstream logs and swallows them
-    return domain.fingerprint(env.state())
+    return env
+
+
+def gold_fingerprint(domain: Tau2Domain, initial_state: Optional[dict], evaluation: dict) -> Any:
+    return domain.fingerprint(gold_env(domain, initial_state, evaluation).state())
 
 
 def communicate_check(messages: list[Message], infos: list[str]) -> tuple[float, list[str]]:

@@ -13,7 +13,8 @@ from ..errors import MuaError
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
                "benchmarks (see `mua eval --help`).")
 
-COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "train", "sft", "export", "model")
+COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "train", "sft", "export", "model",
+            "tasks", "play", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,13 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as e:
-            if e.name == f"{__name__}.{name}":
-                continue  # command not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
 

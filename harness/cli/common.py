@@ -11,6 +11,7 @@ from ..build import ModelSpec
 from ..errors import ConfigError
 from ..jsonl import BadLine, loads_line
 from ..models.openai_client import check_base_url
+from ..models.providers import key_env
 
 
 def add_data_dir(p: argparse.ArgumentParser) -> None:
@@ -18,12 +19,23 @@ def add_data_dir(p: argparse.ArgumentParser) -> None:
                                       "then the cache filled by `mua data pull`)")
 
 
+def add_shared_model_flags(p: argparse.ArgumentParser) -> None:
+    """--model/--base-url/--api-key-env: one model for every role (agent, user, judge) not given its own."""
+    p.add_argument("--model", help="model for the agent, the user simulator and the judge, unless --agent-model, "
+                                   "--user-model or --judge-model name another; a provider prefix routes it "
+                                   "(anthropic/..., gemini/..., openai/..., groq/..., ...)")
+    p.add_argument("--base-url", help="base URL for every role without its own --ROLE-base-url")
+    p.add_argument("--api-key-env", metavar="VAR", help="API key variable for every role without its own")
+
+
 def add_model_flags(p: argparse.ArgumentParser, role: str, help_text: str) -> None:
     p.add_argument(f"--{role}-model", help=help_text)
-    p.add_argument(f"--{role}-base-url", help=f"OpenAI-compatible base URL for the {role} model "
-                                              "(default: $OPENAI_BASE_URL, else http://127.0.0.1:8000/v1)")
-    p.add_argument(f"--{role}-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
-                   help=f"environment variable holding the {role} endpoint's API key (default OPENAI_API_KEY)")
+    p.add_argument(f"--{role}-base-url", help=f"base URL for the {role} model (default: the provider's for a "
+                                              "provider/model name, else $OPENAI_BASE_URL, else "
+                                              "http://127.0.0.1:8000/v1)")
+    p.add_argument(f"--{role}-api-key-env", metavar="VAR",
+                   help=f"environment variable holding the {role} endpoint's API key (default: the provider's, "
+                        "e.g. ANTHROPIC_API_KEY, GEMINI_API_KEY; else OPENAI_API_KEY)")
     p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
                                                              "(default: the benchmark protocol's)")
     p.add_argument(f"--{role}-params", metavar="JSON", help=f"extra request parameters for the {role} model, "
@@ -57,7 +69,7 @@ def _params(role: str, raw: Optional[str]) -> dict:
 def model_spec(args: argparse.Namespace, role: str, default_temperature: Optional[float] = None) -> Optional[ModelSpec]:
     """The model named by the ``--ROLE-*`` flags, checked up front: finite numbers, valid JSON without NaN, a
     well-formed base URL, a checkpoint path that exists."""
-    name = getattr(args, f"{role}_model")
+    name = getattr(args, f"{role}_model") or getattr(args, "model", None)
     if not name:
         return None
     params = _params(role, getattr(args, f"{role}_params"))
@@ -73,13 +85,14 @@ def model_spec(args: argparse.Namespace, role: str, default_temperature: Optiona
     timeout = finite("--request-timeout", getattr(args, "request_timeout", None), positive=True)
     if timeout is not None:
         params.setdefault("timeout_s", timeout)
-    base_url = getattr(args, f"{role}_base_url")
+    base_url = getattr(args, f"{role}_base_url") or getattr(args, "base_url", None)
     if base_url is not None:
         check_base_url(base_url)
     elif looks_like_path(name) and not Path(name).expanduser().exists():
         raise ConfigError(f"--{role}-model {name}: no such checkpoint directory (to name a served model this way, "
                           f"give --{role}-base-url)")
-    return ModelSpec(name=name, base_url=base_url, params=params, api_key_env=getattr(args, f"{role}_api_key_env"))
+    key_var = getattr(args, f"{role}_api_key_env") or getattr(args, "api_key_env", None) or key_env(name, base_url)
+    return ModelSpec(name=name, base_url=base_url, params=params, api_key_env=key_var)
 
 
 def looks_like_path(name: str) -> bool:

@@ -10,7 +10,8 @@ from ..build import GOLD, ModelSpec
 from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..registry import benchmark_names
-from .common import add_data_dir, add_model_flags, add_request_timeout, finite, model_spec
+from ..cost import user_table
+from .common import add_data_dir, add_model_flags, add_request_timeout, add_shared_model_flags, finite, model_spec
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="at most this many tasks per subset")
     p.add_argument("--agent", choices=("gold", "model"), default="model",
                    help="'gold' replays reference actions offline (no model); default: --agent-model")
+    add_shared_model_flags(p)
     add_model_flags(p, "agent", "agent model: endpoint model name or local checkpoint directory")
     add_model_flags(p, "user", "user simulator model (for benchmarks whose user is an LLM)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
@@ -38,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-error-streak", type=int, default=20, metavar="N",
                    help="stop the run after N consecutive episodes fail on the model endpoint (0: never)")
     add_request_timeout(p)
+    p.add_argument("--prices", metavar="FILE", help='price table for the run\'s cost: {"models": {NAME: {"input": '
+                   'USD, "output": USD}}} per million tokens, NAME as passed to --*-model (default: mua\'s '
+                   "built-in table of provider/model prices)")
     p.add_argument("--stall-timeout", type=float, default=120.0, metavar="S",
                    help="stop the run (resumable) when an endpoint answers nothing for S seconds while requests "
                         "wait (default 120; 0: never). Every endpoint is also checked once before the first "
@@ -64,6 +69,7 @@ def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> Ev
         seed=args.seed,
         task_ids=[t.strip() for t in args.task_ids.split(",")] if args.task_ids else None,
         limit=args.limit,
+        prices=args.prices,
     )
 
 
@@ -72,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
 
     bench = benchmark_class(args.benchmark)
     plan = plan_from_args(args, bench.subsets, bench.default_split)
+    user_table(plan.prices)  # a bad price table fails here, before the benchmark loads
     out = Path(args.out or Path("results") / f"{plan.benchmark}-{_slug(plan.agent.name)}")
     outcome = asyncio.run(run_eval(plan, out, resolve_data_dir(args.data_dir), concurrency=args.concurrency,
                                    progress=not args.no_progress, retry_errors=not args.keep_errors,
@@ -96,3 +103,14 @@ def _print_summary(summary: dict, out: Path) -> None:
         if s.get("unknown_rewards"):
             extra += f"  unknown reward (not scored): {s['unknown_rewards']} episodes"
         print(f"  {subset:28} tasks={s['tasks']:<4} pass^1={'-' if p1 is None else f'{p1:.3f}'}{extra}")
+    if cost := summary.get("cost"):
+        print(f"  cost: {cost_text(cost)}")
+
+
+def cost_text(cost: dict) -> str:
+    """summary.json's "cost" in one line: the total and each role's share, or which prices are unknown."""
+    usd = lambda value: "?" if value is None else f"${value:.4f}"  # noqa: E731
+    roles = ", ".join(f"{role} {usd(c['cost'])}" for role, c in cost["roles"].items())
+    total = "unknown" if cost["total"] is None else usd(cost["total"])
+    unknown = f"; no price for {', '.join(cost['unknown'])} (give --prices)" if cost["unknown"] else ""
+    return f"{total} ({roles}){unknown}"

@@ -1,29 +1,68 @@
-"""`mua view`: write one self-contained HTML page for a run (or two, compared) or a training output."""
+"""`mua view`: write one self-contained HTML page for a run (or two, compared) or a training output, or serve
+it on this machine while the run is going (--watch)."""
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
+from ..data import resolve_data_dir
+from ..errors import ConfigError, DataError
 from ..view import write_view
+from .common import add_data_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("view", help="write an HTML page to browse a run's episodes (or compare two runs)",
-                       description="Write one static HTML file (no server, no network) with a sortable, "
-                                   "filterable table of episodes, each episode's conversation and why it "
-                                   "scored what it scored. With RUN2, the same tasks side by side, tasks "
-                                   "that flipped first. A training output directory shows its curves and "
-                                   "the sampled trajectories in samples/.")
+                       description="Write one static HTML file (no server, no network) with the run's "
+                                   "leaderboard cells, models and protocol departures, a sortable, filterable "
+                                   "table of episodes, each episode's conversation, why it scored what it "
+                                   "scored and the task's ground truth (instructions, expected actions, the "
+                                   "database difference against the gold end state; read from --data-dir). "
+                                   "With RUN2, the same tasks side by side, tasks that flipped first. A "
+                                   "training output directory (mua train) shows its curves, reward spread per "
+                                   "step and the sampled trajectories. --watch serves the page on 127.0.0.1 "
+                                   "and keeps it current while the run goes on.")
     p.add_argument("run", type=Path, metavar="RUN", help="run directory (or training output directory)")
     p.add_argument("run2", type=Path, nargs="?", metavar="RUN2", help="a second run to compare with RUN")
     p.add_argument("--out", type=Path, metavar="FILE.html",
                    help="where to write the page (default: RUN/view.html, or RUN/compare.html with RUN2)")
+    p.add_argument("--watch", action="store_true",
+                   help="serve the page on http://127.0.0.1:PORT/ (this machine only) and keep it current as "
+                        "episodes finish; Ctrl-C stops")
+    p.add_argument("--port", type=int, default=8765, help="port for --watch (default 8765; 0: any free port)")
+    p.add_argument("--no-ground-truth", action="store_true",
+                   help="do not open the benchmark's data (no task instructions, expected actions, database "
+                        "differences or reconstructed requests); faster for huge runs")
+    add_data_dir(p)
     p.set_defaults(func=run)
+
+
+def _data_dir(args: argparse.Namespace):
+    """The data directory to read ground truth from; None (the page then says there is none) when no data
+    directory is found and none was named."""
+    if args.no_ground_truth:
+        return None
+    try:
+        return resolve_data_dir(args.data_dir)
+    except DataError:
+        if args.data_dir:
+            raise
+        return None
 
 
 def run(args: argparse.Namespace) -> int:
     paths = [args.run] + ([args.run2] if args.run2 else [])
+    data_dir, ground = _data_dir(args), not args.no_ground_truth
+    if args.watch:
+        from ..view_watch import serve
+
+        if args.out:
+            raise ConfigError("--watch serves the page instead of writing it: drop --out")
+        if not 0 <= args.port <= 65535:
+            raise ConfigError(f"--port must be between 0 and 65535, got {args.port}")
+        serve(paths, data_dir, args.port, ground)
+        return 0
     out = args.out or args.run / ("compare.html" if args.run2 else "view.html")
-    write_view(paths, out)
+    write_view(paths, out, data_dir, ground)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB); open it in a browser")
     return 0

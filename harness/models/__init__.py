@@ -7,6 +7,7 @@ from typing import Any, Optional
 from ..errors import ConfigError
 from ..interfaces import ChatModel
 from .openai_client import OpenAIChatModel, RetryPolicy
+from .providers import make_provider_model, route
 
 ENDPOINT_ONLY = ("api_key_env", "timeout_s", "retry", "max_connections")  # client options a checkpoint ignores
 # request fields of a benchmark's protocol that only mean something to an endpoint (see harness/protocol.py)
@@ -22,7 +23,8 @@ def make_chat_model(spec: str, base_url: Optional[str] = None, **params: Any) ->
     any spec with a ``base_url`` (vLLM often names a model by its path), is a model served by an
     OpenAI-compatible endpoint. ``params`` go to the backend
     (client options such as ``api_key_env``/``timeout_s``/``retry``, and request params such as
-    ``temperature``/``max_tokens``)."""
+    ``temperature``/``max_tokens``). A provider-prefixed name (``anthropic/...``, ``gemini/...``,
+    ``openai/...``) goes to that provider in its own wire format (see providers.py)."""
     secret = sorted(k for k in params if k != "api_key_env" and any(s in k.lower() for s in SECRET_WORDS))
     if secret:
         raise ConfigError(f"model parameters {', '.join(secret)} look like credentials; parameters are recorded in "
@@ -36,6 +38,8 @@ def make_chat_model(spec: str, base_url: Optional[str] = None, **params: Any) ->
             raise ConfigError(f"local checkpoints need torch and transformers ({e}); "
                               'install them with: pip install -e ".[local]"') from None
         return checkpoint.make_local_chat_model(spec, **local_params(params))
+    if (provider := route(spec, base_url)) is not None:
+        return make_provider_model(provider, params)
     return OpenAIChatModel(spec, base_url, **params)
 
 

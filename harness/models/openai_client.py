@@ -15,7 +15,7 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 from urllib.parse import urlsplit
 
 from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_after_attempt, wait_random_exponential
@@ -117,8 +117,15 @@ def _error_text(raw: bytes) -> str:
 def parse_reply(data: Any, call_id_prefix: str = "call") -> tuple[Message, Usage]:
     """An assistant Message and Usage from a chat-completions response body. Tool-call arguments stay the
     raw string the model produced. Raises _Transient when the body is not a usable completion."""
+    return read_reply(_parse_reply, data, call_id_prefix)
+
+
+def read_reply(parse: Callable[[Any, str], tuple[Message, Usage]], data: Any,
+               call_id_prefix: str) -> tuple[Message, Usage]:
+    """``parse(data, call_id_prefix)``, a body that does not have the expected shape raising _Transient (the
+    server may answer properly next time; the retry budget bounds it)."""
     try:
-        return _parse_reply(data, call_id_prefix)
+        return parse(data, call_id_prefix)
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
         raise _Transient(f"malformed reply: {type(e).__name__}: {e}") from None
 
@@ -172,14 +179,20 @@ class OpenAIChatModel:
     never sent, not even mua's default ``tool_choice: "auto"``); ``seed`` given to
     :meth:`chat` overrides a ``seed`` param. Models on the same endpoint share one connection pool per event
     loop, taken lazily (see pools.py); call :meth:`aclose` when done.
+
+    Another provider's wire format (providers.py) is a subclass that overrides ``backend``, ``auth``,
+    :meth:`endpoint_url`, :meth:`_body` and :meth:`parse`; transport, retries and redaction stay these.
     """
+
+    backend = "openai"  # recorded in config.json
+    auth: pools.Auth = pools.BEARER  # how the key travels
 
     def __init__(self, model: str, base_url: Optional[str] = None, *, api_key_env: str = "OPENAI_API_KEY",
                  timeout_s: float = 600.0, retry: Optional[RetryPolicy | dict] = None,
                  max_connections: int = pools.MAX_CONNECTIONS, **params: Any):
         self.model = model
         self.base_url = check_base_url(base_url or os.environ.get("OPENAI_BASE_URL") or LOCAL_BASE_URL)
-        self.url = self.base_url + "/chat/completions"
+        self.url = self.endpoint_url()
         self.api_key_env = api_key_env
         if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float)) or not 0 < timeout_s < math.inf:
             raise ConfigError(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
@@ -195,11 +208,19 @@ class OpenAIChatModel:
         self._pool: Optional[pools.PoolKey] = None  # the shared per-endpoint pool this model holds (pools.py)
 
     def __repr__(self) -> str:
-        return f"OpenAIChatModel(model={self.model!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+
+    def endpoint_url(self) -> str:
+        """Where requests are posted (set once, after ``base_url`` and ``model``)."""
+        return self.base_url + "/chat/completions"
+
+    def parse(self, data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
+        """The reply of a 200 response body (raises _Transient when malformed)."""
+        return parse_reply(data, call_id_prefix)
 
     def describe(self) -> dict:
         """JSON-safe configuration for config.json (never the key, only the variable's name)."""
-        return {"backend": "openai", "model": self.model, "base_url": self.base_url,
+        return {"backend": self.backend, "model": self.model, "base_url": self.base_url,
                 "api_key_env": self.api_key_env, "timeout_s": self.timeout_s, "retry": asdict(self.retry),
                 "params": json.loads(json.dumps(self.params, default=str))}
 
@@ -215,7 +236,8 @@ class OpenAIChatModel:
         if self._session is None or self._session.closed or self._pool is None or self._pool[0] is not loop:
             if self._pool is not None and self._pool[0] is not loop:
                 pools.forget(self._pool)  # a model reused in a new loop: its old pool is that loop's business
-            self._pool, self._session = pools.acquire(self.base_url, self._key(), self.max_connections)
+            self._pool, self._session = pools.acquire(self.base_url, self._key(), self.max_connections,
+                                                      self.auth)
         return self._session
 
     async def aclose(self) -> None:
@@ -259,7 +281,7 @@ class OpenAIChatModel:
         bad address or silence within ``timeout_s`` raises ModelError naming the URL."""
         url = self.base_url + "/models"
         timeout_s = timeout_s or min(10.0, self.timeout_s)
-        probe = pools.new_transport(self.base_url, self._key(), 1)  # its own connection, closed at once
+        probe = pools.new_transport(self.base_url, self._key(), 1, self.auth)  # its own connection, closed at once
         try:
             await probe.request("GET", url, None, timeout_s)
         except asyncio.TimeoutError:
@@ -296,7 +318,7 @@ class OpenAIChatModel:
             data = json.loads(raw)
         except ValueError as e:
             raise _Transient(f"malformed reply: body is not JSON ({e})") from None
-        return parse_reply(data, call_id_prefix)
+        return self.parse(data, call_id_prefix)
 
     def _log_retry(self, state) -> None:
         exc = state.outcome.exception()

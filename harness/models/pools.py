@@ -16,7 +16,11 @@ from .http1 import Http1Pool, Reply
 
 MAX_CONNECTIONS = 1024  # per endpoint; the default of OpenAIChatModel(max_connections=...)
 
-PoolKey = tuple[asyncio.AbstractEventLoop, str, str, int]
+# How a request carries its key: the header's name, the text before the key, and constant headers (a provider's
+# API version). OpenAI-compatible servers take "Authorization: Bearer KEY".
+Auth = tuple[str, str, tuple[tuple[str, str], ...]]
+BEARER: Auth = ("Authorization", "Bearer ", ())
+PoolKey = tuple[asyncio.AbstractEventLoop, str, str, int, Auth]
 
 
 class Transport(Protocol):
@@ -38,27 +42,29 @@ class _Pool:
 _POOLS: dict[PoolKey, _Pool] = {}
 
 
-def _headers(api_key: str) -> dict[str, str]:
-    headers = {"Content-Type": "application/json"}
+def _headers(api_key: str, auth: Auth = BEARER) -> dict[str, str]:
+    name, prefix, constant = auth
+    headers = {"Content-Type": "application/json", **dict(constant)}
     if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
+        headers[name] = prefix + api_key
     return headers
 
 
-def new_transport(base_url: str, api_key: str, max_connections: int) -> Transport:
+def new_transport(base_url: str, api_key: str, max_connections: int, auth: Auth = BEARER) -> Transport:
     """A pool of its own (not shared): plain http through http1.Http1Pool, https through aiohttp (https.py)."""
     if base_url.lower().startswith("https:"):
         from .https import AiohttpPool
-        return AiohttpPool(_headers(api_key), max_connections)
-    return Http1Pool(base_url, _headers(api_key), max_connections)
+        return AiohttpPool(_headers(api_key, auth), max_connections)
+    return Http1Pool(base_url, _headers(api_key, auth), max_connections)
 
 
-def acquire(base_url: str, api_key: str, max_connections: int = MAX_CONNECTIONS) -> tuple[PoolKey, Transport]:
+def acquire(base_url: str, api_key: str, max_connections: int = MAX_CONNECTIONS,
+            auth: Auth = BEARER) -> tuple[PoolKey, Transport]:
     """The running loop's pool for this endpoint (created on first use); pair with :func:`release`."""
-    key = (asyncio.get_running_loop(), base_url, api_key, max_connections)
+    key = (asyncio.get_running_loop(), base_url, api_key, max_connections, auth)
     pool = _POOLS.get(key)
     if pool is None or pool.session.closed:
-        pool = _POOLS[key] = _Pool(new_transport(base_url, api_key, max_connections))
+        pool = _POOLS[key] = _Pool(new_transport(base_url, api_key, max_connections, auth))
     pool.users += 1
     return key, pool.session
 

@@ -10,6 +10,7 @@ from typing import Optional
 import pytest
 
 from mua.harness.build import ModelSpec
+from mua.harness.cost import prices_record
 from mua.harness.metrics import generic
 from mua.harness.protocol import generic as generic_protocol
 from mua.harness.protocol import record
@@ -66,6 +67,9 @@ def write_run(root: Path, name: str, benchmark: str, results: dict, *, model: st
     if protocol:
         config["protocol"] = protocol if isinstance(protocol, dict) else _protocol(benchmark, trials, model, user,
                                                                                   judge)
+    specs = {"agent": model, "user": user, "judge": judge}
+    if prices := prices_record({r: ModelSpec(n) if n else None for r, n in specs.items()}):
+        config["prices"] = prices  # as `mua eval` records them (cost.py)
     (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
     lines = []
     for subset, tasks in results.items():

@@ -54,7 +54,8 @@ def test_rows_summaries_and_adapter_explanation(tmp_path):
 
 
 def test_default_explain_names_failed_and_skipped_components():
-    assert Benchmark.explain({"a": 1.0, "b": 0.0, "c": None}, {}) == ["b: 0", "c: not computed (unknown)"]
+    found = Benchmark.explain({"a": 1.0, "b": 0.0, "c": None}, {})
+    assert [(f.component, str(f)) for f in found] == [("b", "b: 0"), ("c", "c: not computed (unknown)")]
 
 
 def test_unknown_benchmark_falls_back_to_the_default_explanation(tmp_path):

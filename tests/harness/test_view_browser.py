@@ -1,11 +1,9 @@
 """`mua view` pages in a real browser (headless Chromium): the DOM after the page's script ran shows the
 episode count, a tool call, a failure explanation and injected markup as text, never run; a screenshot is
-saved (to $MUA_VIEW_SCREENSHOT when set: that is how docs/view.png is made)."""
+saved (docs/view.png is made by test_view_ground.py)."""
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 from mua.harness.view import write_view
 from tests.helpers.browser import dump_dom, screenshot
@@ -34,8 +32,7 @@ def test_page_renders_episodes_explanations_and_hostile_text_as_text(tmp_path):
     assert "<img src=" not in detail and "<script>document" not in detail
     assert "مرحبا بالعالم 你好世界" in detail
     assert "<details" in detail  # the long tool result is folded
-    shot = Path(os.environ.get("MUA_VIEW_SCREENSHOT") or tmp_path / "view.png")
-    screenshot(page, shot, "ep=0")
+    shot = screenshot(page, tmp_path / "view.png", "ep=0")
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 5000
 
 

@@ -33,10 +33,16 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess:
                               text=True, timeout=timeout, check=True)
 
 
-def dump_dom(page: Path, fragment: str = "", timeout: float = 120) -> str:
-    """The serialised DOM of ``page`` (a file) after its script ran; ``fragment`` e.g. "ep=3"."""
-    url = Path(page).resolve().as_uri() + (f"#{fragment}" if fragment else "")
-    return _run(["--dump-dom", url], timeout).stdout
+def dump_dom(page: Path, fragment: str = "", timeout: float = 120, size: Optional[tuple[int, int]] = None) -> str:
+    """The serialised DOM of ``page`` (a file) after its script ran; ``fragment`` e.g. "ep=3"; ``size``: the
+    window's width and height."""
+    return dump_url(Path(page).resolve().as_uri() + (f"#{fragment}" if fragment else ""), timeout, size)
+
+
+def dump_url(url: str, timeout: float = 120, size: Optional[tuple[int, int]] = None) -> str:
+    """The serialised DOM of the page at ``url`` (a file or a local server) after its script ran."""
+    window = [f"--window-size={size[0]},{size[1]}"] if size else []
+    return _run([*window, "--dump-dom", url], timeout).stdout
 
 
 def screenshot(page: Path, out: Path, fragment: str = "", size: tuple[int, int] = (1280, 720),

@@ -51,3 +51,34 @@ def write_run(root: Path, name: str, outcomes: dict) -> Path:
             for t, r in outcomes.items()]
     (path / "episodes.jsonl").write_text("".join(dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
+
+
+BASELINES = Path(__file__).resolve().parents[2] / "results" / "baselines"
+
+
+def write_failed_tau2_run(root: Path, data_dir: Path, name: str = "tau2-failed") -> Path:
+    """A real tau2 airline run of two tasks: task 1 as the gold agent played it (passes), and task 7 with the
+    upgrade made in economy instead of business, rescored by the adapter (the database check fails)."""
+    import asyncio
+
+    from mua.harness.registry import open_benchmark
+    from mua.harness.types import Message
+
+    baseline = BASELINES / "tau2-airline-gold"
+    config = json.loads((baseline / "config.json").read_text(encoding="utf-8"))
+    config["tasks"] = {"airline": ["1", "7"]}
+    rows = {r["task_id"]: r for r in map(json.loads, (baseline / "episodes.jsonl").read_text().splitlines())}
+    wrong = json.loads(json.dumps(rows["7"]))
+    for m in wrong["messages"]:
+        for call in m.get("tool_calls") or []:
+            call["function"]["arguments"] = call["function"]["arguments"].replace('"business"', '"economy"')
+    bench = open_benchmark("tau2", data_dir)
+    score = asyncio.run(bench.score(bench.find_task("airline", "7"),
+                                    [Message.from_dict(m) for m in wrong["messages"]]))
+    wrong.update(reward=score.reward, components=score.components, info=score.info)
+    assert score.reward == 0.0 and score.info["db_match"] is False
+    path = Path(root) / name
+    path.mkdir(parents=True)
+    (path / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    (path / "episodes.jsonl").write_text(dumps(rows["1"]) + "\n" + dumps(wrong) + "\n", encoding="utf-8")
+    return path

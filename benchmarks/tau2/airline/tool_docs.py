@@ -1,5 +1,6 @@
 """The airline tools' descriptions exactly as tau2 shows them to the model (generated from the official
-OpenAI schemas; interface data, not code). ``DOCS[tool] = (description, {param: description})``."""
+OpenAI schemas; interface data, not code). ``DOCS[tool] = (description, {param: description})`` in upstream's tool
+order; the tools themselves are declared once, by their implementations in ``tools.py`` (see ``../toolkit.py``)."""
 
 DOCS = {'book_reservation': ('Book a reservation.',
                       {'user_id': "The ID of the user to book the reservation such as 'sara_doe_496'`.",

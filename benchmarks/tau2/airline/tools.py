@@ -4,10 +4,30 @@ from __future__ import annotations
 
 import copy
 
+from typing import Annotated, Literal
+
 from .. import arithmetic
 from ..domain import Record
 from ..overlay import Overlay
+from ..schema import INTEGER, STRING, model_def, model_list
+from ..toolkit import Schema, Toolkit
 from . import data_model as dm
+from .tool_docs import DOCS, MODEL_DOCS
+
+TOOLS = Toolkit("AirlineTools", DOCS)
+
+
+def _models(model: str, fields: list[tuple[str, dict]]) -> Schema:
+    """A ``List[Model | dict]`` argument: its schema and the model's ``$defs`` entry."""
+    return Schema(model_list(model), {model: model_def(model, fields, MODEL_DOCS[model])})
+
+
+# the argument models upstream's tools take (pydantic models in tau2's airline data model)
+FlightInfos = Annotated[list, _models("FlightInfo", [("flight_number", STRING), ("date", STRING)])]
+Passengers = Annotated[list, _models("Passenger", [("first_name", STRING), ("last_name", STRING), ("dob", STRING)])]
+Payments = Annotated[list, _models("Payment", [("payment_id", STRING), ("amount", INTEGER)])]
+Cabin = Literal["business", "economy", "basic_economy"]
+FlightType = Literal["round_trip", "one_way"]
 
 NEW_RESERVATION_IDS = ("HATHAT", "HATHAU", "HATHAV")  # upstream assumes at most 3 bookings per task
 NEW_CERTIFICATE_NUMBERS = (3221322, 3221323, 3221324)
@@ -79,8 +99,10 @@ def _charge_for_update(db: Overlay, user_id, payment_id, total_price):
     return dm.payment(payment_id, total_price) if total_price != 0 else None
 
 
-def book_reservation(db: Overlay, user_id, origin, destination, flight_type, cabin, flights, passengers,
-                     payment_methods, total_baggages, nonfree_baggages, insurance):
+@TOOLS.tool("write")
+def book_reservation(db: Overlay, user_id: str, origin: str, destination: str, flight_type: FlightType, cabin: Cabin,
+                     flights: FlightInfos, passengers: Passengers, payment_methods: Payments, total_baggages: int,
+                     nonfree_baggages: int, insurance: Literal["yes", "no"]):
     flights = _as_models(flights, dm.flight_info)
     passengers = _as_models(passengers, dm.passenger_arg)
     payment_methods = _as_models(payment_methods, dm.payment_arg)
@@ -134,11 +156,13 @@ def book_reservation(db: Overlay, user_id, origin, destination, flight_type, cab
     return reservation
 
 
-def calculate(db: Overlay, expression):
+@TOOLS.tool("generic")
+def calculate(db: Overlay, expression: str):
     return arithmetic.calculate(expression)
 
 
-def cancel_reservation(db: Overlay, reservation_id):
+@TOOLS.tool("write")
+def cancel_reservation(db: Overlay, reservation_id: str):
     reservation = _reservation(db, reservation_id, write=True)
     refunds = [dm.payment(p["payment_id"], -p["amount"]) for p in reservation["payment_history"]]
     reservation["payment_history"].extend(refunds)
@@ -146,23 +170,28 @@ def cancel_reservation(db: Overlay, reservation_id):
     return reservation
 
 
-def get_reservation_details(db: Overlay, reservation_id):
+@TOOLS.tool("read")
+def get_reservation_details(db: Overlay, reservation_id: str):
     return _reservation(db, reservation_id)
 
 
-def get_user_details(db: Overlay, user_id):
+@TOOLS.tool("read")
+def get_user_details(db: Overlay, user_id: str):
     return _user(db, user_id)
 
 
+@TOOLS.tool("read")
 def list_all_airports(db: Overlay):
     return [Record(iata=code, city=city) for code, city in AIRPORTS]
 
 
-def search_direct_flight(db: Overlay, origin, destination, date):
+@TOOLS.tool("read")
+def search_direct_flight(db: Overlay, origin: str, destination: str, date: str):
     return _search(db, date, origin=origin, destination=destination)
 
 
-def search_onestop_flight(db: Overlay, origin, destination, date):
+@TOOLS.tool("read")
+def search_onestop_flight(db: Overlay, origin: str, destination: str, date: str):
     pairs = []
     for first in _search(db, date, origin=origin):
         first["date"] = date
@@ -175,7 +204,8 @@ def search_onestop_flight(db: Overlay, origin, destination, date):
     return pairs
 
 
-def send_certificate(db: Overlay, user_id, amount):
+@TOOLS.tool("write")
+def send_certificate(db: Overlay, user_id: str, amount: int):
     user = _user(db, user_id)
     for number in NEW_CERTIFICATE_NUMBERS:
         payment_id = f"certificate_{number}"
@@ -186,11 +216,14 @@ def send_certificate(db: Overlay, user_id, amount):
     raise ValueError("Too many certificates")
 
 
-def transfer_to_human_agents(db: Overlay, summary):
+@TOOLS.tool("generic")
+def transfer_to_human_agents(db: Overlay, summary: str):
     return "Transfer successful"
 
 
-def update_reservation_baggages(db: Overlay, reservation_id, total_baggages, nonfree_baggages, payment_id):
+@TOOLS.tool("write")
+def update_reservation_baggages(db: Overlay, reservation_id: str, total_baggages: int, nonfree_baggages: int,
+                                payment_id: str):
     reservation = _reservation(db, reservation_id)
     _user(db, reservation["user_id"])
     total_price = 50 * max(0, nonfree_baggages - reservation["nonfree_baggages"])
@@ -203,7 +236,8 @@ def update_reservation_baggages(db: Overlay, reservation_id, total_baggages, non
     return reservation
 
 
-def update_reservation_flights(db: Overlay, reservation_id, cabin, flights, payment_id):
+@TOOLS.tool("write")
+def update_reservation_flights(db: Overlay, reservation_id: str, cabin: Cabin, flights: FlightInfos, payment_id: str):
     flights = _as_models(flights, dm.flight_info)
     reservation = _reservation(db, reservation_id)
     _user(db, reservation["user_id"])
@@ -236,7 +270,8 @@ def update_reservation_flights(db: Overlay, reservation_id, cabin, flights, paym
     return reservation
 
 
-def update_reservation_passengers(db: Overlay, reservation_id, passengers):
+@TOOLS.tool("write")
+def update_reservation_passengers(db: Overlay, reservation_id: str, passengers: Passengers):
     passengers = _as_models(passengers, dm.passenger_arg)
     reservation = _reservation(db, reservation_id)
     if len(passengers) != len(reservation["passengers"]):
@@ -246,5 +281,6 @@ def update_reservation_passengers(db: Overlay, reservation_id, passengers):
     return reservation
 
 
-def get_flight_status(db: Overlay, flight_number, date):
+@TOOLS.tool("read")
+def get_flight_status(db: Overlay, flight_number: str, date: str):
     return _flight_date(db, flight_number, date)["status"]

@@ -1,5 +1,6 @@
 """The retail tools' descriptions exactly as tau2 shows them to the model (generated from the official
-OpenAI schemas; interface data, not code). ``DOCS[tool] = (description, {param: description})``."""
+OpenAI schemas; interface data, not code). ``DOCS[tool] = (description, {param: description})`` in upstream's tool
+order; the tools themselves are declared once, by their implementations in ``tools.py`` (see ``../toolkit.py``)."""
 
 DOCS = {'calculate': ('Calculate the result of a mathematical expression.',
                {'expression': "The mathematical expression to calculate, such as '2 + 2'. The expression can "

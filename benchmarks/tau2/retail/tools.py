@@ -7,7 +7,11 @@ import json
 from .. import arithmetic
 from ..domain import Record
 from ..overlay import Overlay
+from ..toolkit import Toolkit
 from . import data_model as dm
+from .tool_docs import DOCS
+
+TOOLS = Toolkit("RetailTools", DOCS)
 
 CANCEL_REASONS = {"no longer needed", "ordered by mistake"}
 
@@ -55,11 +59,13 @@ def _count_check(item_ids, order: Record, message) -> None:
             raise ValueError(message(item_id))
 
 
-def calculate(db: Overlay, expression):
+@TOOLS.tool("generic")
+def calculate(db: Overlay, expression: str):
     return arithmetic.calculate(expression)
 
 
-def cancel_pending_order(db: Overlay, order_id, reason):
+@TOOLS.tool("write")
+def cancel_pending_order(db: Overlay, order_id: str, reason: str):
     order = _order(db, order_id)
     if order["status"] != "pending":
         raise ValueError("Non-pending order cannot be cancelled")
@@ -95,7 +101,9 @@ def _price_difference(db: Overlay, order: Record, item_ids, new_item_ids, same_i
     return diff, last_variant
 
 
-def exchange_delivered_order_items(db: Overlay, order_id, item_ids, new_item_ids, payment_method_id):
+@TOOLS.tool("write")
+def exchange_delivered_order_items(db: Overlay, order_id: str, item_ids: list[str], new_item_ids: list[str],
+                                   payment_method_id: str):
     order = _order(db, order_id)
     if order["status"] != "delivered":
         raise ValueError("Non-delivered order cannot be exchanged")
@@ -116,7 +124,8 @@ def exchange_delivered_order_items(db: Overlay, order_id, item_ids, new_item_ids
     return order
 
 
-def find_user_id_by_name_zip(db: Overlay, first_name, last_name, zip):
+@TOOLS.tool("read")
+def find_user_id_by_name_zip(db: Overlay, first_name: str, last_name: str, zip: str):
     for user_id, user in db.items("users"):
         if (user["name"]["first_name"].lower() == first_name.lower()
                 and user["name"]["last_name"].lower() == last_name.lower()
@@ -125,7 +134,8 @@ def find_user_id_by_name_zip(db: Overlay, first_name, last_name, zip):
     raise ValueError("User not found")
 
 
-def find_user_id_by_email(db: Overlay, email):
+@TOOLS.tool("read")
+def find_user_id_by_email(db: Overlay, email: str):
     wanted = None
     for user_id, user in db.items("users"):
         wanted = email.lower() if wanted is None else wanted  # once, but only once a record is read (as upstream)
@@ -134,31 +144,38 @@ def find_user_id_by_email(db: Overlay, email):
     raise ValueError("User not found")
 
 
-def get_order_details(db: Overlay, order_id):
+@TOOLS.tool("read")
+def get_order_details(db: Overlay, order_id: str):
     return _order(db, order_id)
 
 
-def get_product_details(db: Overlay, product_id):
+@TOOLS.tool("read")
+def get_product_details(db: Overlay, product_id: str):
     return _product(db, product_id)
 
 
-def get_item_details(db: Overlay, item_id):
+@TOOLS.tool("read")
+def get_item_details(db: Overlay, item_id: str):
     for product in db.values("products"):
         if item_id in product["variants"]:
             return product["variants"][item_id]
     raise ValueError("Item not found")
 
 
-def get_user_details(db: Overlay, user_id):
+@TOOLS.tool("read")
+def get_user_details(db: Overlay, user_id: str):
     return _user(db, user_id)
 
 
+@TOOLS.tool("read")
 def list_all_product_types(db: Overlay):
     names = {p["name"]: p["product_id"] for p in db.values("products")}
     return json.dumps(names, sort_keys=True)
 
 
-def modify_pending_order_address(db: Overlay, order_id, address1, address2, city, state, country, zip):
+@TOOLS.tool("write")
+def modify_pending_order_address(db: Overlay, order_id: str, address1: str, address2: str, city: str, state: str,
+                                 country: str, zip: str):
     order = _order(db, order_id)
     if "pending" not in order["status"]:
         raise ValueError("Non-pending order cannot be modified")
@@ -168,7 +185,9 @@ def modify_pending_order_address(db: Overlay, order_id, address1, address2, city
     return order
 
 
-def modify_pending_order_items(db: Overlay, order_id, item_ids, new_item_ids, payment_method_id):
+@TOOLS.tool("write")
+def modify_pending_order_items(db: Overlay, order_id: str, item_ids: list[str], new_item_ids: list[str],
+                               payment_method_id: str):
     order = _order(db, order_id)
     if order["status"] != "pending":
         raise ValueError("Non-pending order cannot be modified")
@@ -198,7 +217,8 @@ def modify_pending_order_items(db: Overlay, order_id, item_ids, new_item_ids, pa
     return order
 
 
-def modify_pending_order_payment(db: Overlay, order_id, payment_method_id):
+@TOOLS.tool("write")
+def modify_pending_order_payment(db: Overlay, order_id: str, payment_method_id: str):
     order = _order(db, order_id)
     if "pending" not in order["status"]:
         raise ValueError("Non-pending order cannot be modified")
@@ -225,7 +245,9 @@ def modify_pending_order_payment(db: Overlay, order_id, payment_method_id):
     return order
 
 
-def modify_user_address(db: Overlay, user_id, address1, address2, city, state, country, zip):
+@TOOLS.tool("write")
+def modify_user_address(db: Overlay, user_id: str, address1: str, address2: str, city: str, state: str, country: str,
+                        zip: str):
     _user(db, user_id)
     new = dm.validated_address(address1, address2, city, state, country, zip)
     user = _user(db, user_id, write=True)
@@ -233,7 +255,8 @@ def modify_user_address(db: Overlay, user_id, address1, address2, city, state, c
     return user
 
 
-def return_delivered_order_items(db: Overlay, order_id, item_ids, payment_method_id):
+@TOOLS.tool("write")
+def return_delivered_order_items(db: Overlay, order_id: str, item_ids: list[str], payment_method_id: str):
     order = _order(db, order_id)
     if order["status"] != "delivered":
         raise ValueError("Non-delivered order cannot be returned")
@@ -249,5 +272,6 @@ def return_delivered_order_items(db: Overlay, order_id, item_ids, payment_method
     return order
 
 
-def transfer_to_human_agents(db: Overlay, summary):
+@TOOLS.tool("generic")
+def transfer_to_human_agents(db: Overlay, summary: str):
     return "Transfer successful"

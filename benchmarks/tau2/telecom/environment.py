@@ -15,31 +15,16 @@ Known, documented differences from upstream (process-level defects, see /work/sh
 """
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 from mua.harness.datafiles import require_file
 
-from ..domain import Param, Record, Tau2Domain, ToolDef
-from ..schema import INTEGER, STRING, tool_spec
+from ..domain import Record, Tau2Domain, ToolDef
 from . import data_model as dm
 from . import phone, tools, user_services, user_tools
 from .state import TelecomState
-from .tool_docs import AGENT_DOCS, APN_DEFS, NETWORK_MODE_DEFS, USER_DOCS
 
-NUMBER = {"type": "number"}
-AGENT_KINDS = {"suspend_line": "write", "resume_line": "write", "send_payment_request": "write",
-               "enable_roaming": "write", "disable_roaming": "write", "refuel_data": "write",
-               "transfer_to_human_agents": "generic"}
-PARAM_TYPES: dict[str, dict] = {"gb_amount": NUMBER, "limit": dict(INTEGER, default=12)}
-# (parameter schema, $defs) of the two tools whose argument is an enum or a model
-CUSTOM_PARAMS: dict[str, tuple[dict, dict]] = {
-    "set_network_mode_preference": ({"anyOf": [{"$ref": "#/$defs/NetworkModePreference"}, {"type": "string"}],
-                                     "title": "Mode"}, NETWORK_MODE_DEFS),
-    "set_apn_settings": ({"anyOf": [{"$ref": "#/$defs/APNSettings"},
-                                    {"additionalProperties": True, "type": "object"}],
-                          "title": "Apn Settings"}, APN_DEFS)}
 USER_TOOL_MODULES = (user_tools, user_services)
 USER_FUNCTIONS = {"simulate_network_search": phone.network_search}
 
@@ -75,21 +60,6 @@ def _synced(func: Callable) -> Callable:
     return call
 
 
-def _params(func: Callable) -> tuple[Param, ...]:
-    signature = list(inspect.signature(func).parameters.values())[1:]  # drop the state
-    return tuple(Param(p.name, p.default is inspect.Parameter.empty) for p in signature)
-
-
-def _tool(func: Callable, docs: dict, owner: str, kind: str) -> ToolDef:
-    name = func.__name__
-    description, param_docs = docs[name]
-    params = _params(func)
-    custom = CUSTOM_PARAMS.get(name)
-    fields = [(p.name, custom[0] if custom else PARAM_TYPES.get(p.name, STRING), p.required) for p in params]
-    spec, _ = tool_spec(name, description, fields, param_docs, defs=custom[1] if custom else None)
-    return ToolDef(spec=spec, func=_synced(func), params=params, owner=owner, mutates=kind == "write", kind=kind)
-
-
 def _user_function(name: str) -> Optional[Callable]:
     for module in USER_TOOL_MODULES:
         func = getattr(module, name, None)
@@ -99,18 +69,11 @@ def _user_function(name: str) -> Optional[Callable]:
 
 
 def build_agent_tools() -> dict[str, ToolDef]:
-    return {f.__name__: _tool(f, AGENT_DOCS, "TelecomTools", AGENT_KINDS.get(f.__name__, "read"))
-            for f in tools.AGENT_TOOLS}
+    return tools.TOOLS.build(wrap=_synced)
 
 
 def build_user_tools() -> dict[str, ToolDef]:
-    out = {}
-    for name in USER_DOCS:  # upstream order
-        func = _user_function(name)
-        assert func is not None, f"telecom user tool {name} is documented but not implemented"
-        kind = "read" if name.startswith(("check_", "run_", "can_")) else "write"
-        out[name] = _tool(func, USER_DOCS, "TelecomUserTools", kind)
-    return out
+    return user_tools.USER_TOOLS.build(wrap=_synced)
 
 
 def _merge(target: dict, update: dict) -> None:
@@ -179,15 +142,6 @@ class TelecomDomain(Tau2Domain):
         result = func(state, **arguments)
         sync(state)
         return result
-
-    def check_env_assertion(self, state: TelecomState, assertion: dict) -> bool:
-        """One env_assertion as upstream's ``run_env_assertion`` (non-raising mode): the function must return a
-        bool; it passes when that equals ``assert_value`` (default True)."""
-        result = self.run_env_function(state, assertion.get("env_type", "assistant"), assertion["func_name"],
-                                       assertion.get("arguments") or {})
-        if not isinstance(result, bool):
-            raise ValueError(f"Function {assertion['func_name']} returned {type(result)} instead of bool")
-        return result == assertion.get("assert_value", True)
 
     def fingerprint(self, state: TelecomState) -> tuple[str, str]:
         return state.fingerprint()

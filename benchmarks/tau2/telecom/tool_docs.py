@@ -1,6 +1,7 @@
 """The telecom tools' descriptions exactly as tau2 shows them to the model (generated from the official
-OpenAI schemas; interface data, not code). ``DOCS[tool] = (description, {param: description})``; agent tools
-first, then the user's phone tools, each in upstream order."""
+OpenAI schemas; interface data, not code). ``AGENT_DOCS`` / ``USER_DOCS``: ``{tool: (description, {param:
+description})}``, each in upstream's tool order. The tools themselves are declared once, by their
+implementations (``tools.py``, ``user_tools.py``, ``user_services.py``; see ``../toolkit.py``)."""
 
 AGENT_DOCS = {'get_customer_by_phone': ('Finds a customer by their primary contact or line phone number.',
                            {'phone_number': 'The phone number to search for.'}),

@@ -12,8 +12,12 @@ from datetime import date, timedelta
 from typing import Any
 
 from ..domain import Record
+from ..toolkit import Toolkit
 from . import data_model as dm
 from .state import TelecomState
+from .tool_docs import AGENT_DOCS
+
+TOOLS = Toolkit("TelecomTools", AGENT_DOCS)  # the agent's tools, each registered where it is defined
 
 
 # --- lookups (private helpers upstream; their messages reach the agent) ---
@@ -61,7 +65,8 @@ def set_bill_paid(state: TelecomState, bill_id: Any) -> str:
 
 
 # --- agent tools ---
-def get_customer_by_phone(state: TelecomState, phone_number):
+@TOOLS.tool("read")
+def get_customer_by_phone(state: TelecomState, phone_number: str):
     for customer in state.db["customers"]:
         if customer["phone_number"] == phone_number:
             return customer
@@ -71,16 +76,19 @@ def get_customer_by_phone(state: TelecomState, phone_number):
     raise ValueError(f"Customer with phone number {phone_number} not found")
 
 
-def get_customer_by_id(state: TelecomState, customer_id):
+@TOOLS.tool("read")
+def get_customer_by_id(state: TelecomState, customer_id: str):
     return _find(state, "customers", "customer_id", customer_id, "Customer")
 
 
-def get_customer_by_name(state: TelecomState, full_name, dob):
+@TOOLS.tool("read")
+def get_customer_by_name(state: TelecomState, full_name: str, dob: str):
     return [c for c in state.db["customers"]
             if c["full_name"].lower() == full_name.lower() and c["date_of_birth"] == dob]
 
 
-def get_details_by_id(state: TelecomState, id):  # noqa: A002 - the parameter name the model sees
+@TOOLS.tool("read")
+def get_details_by_id(state: TelecomState, id: str):  # noqa: A002 - the parameter name the model sees
     for prefix, lookup in (("L", line_by_id), ("D", lambda s, i: _find(s, "devices", "device_id", i, "Device")),
                            ("B", bill_by_id), ("C", get_customer_by_id), ("P", plan_by_id)):
         if id.startswith(prefix):
@@ -88,7 +96,8 @@ def get_details_by_id(state: TelecomState, id):  # noqa: A002 - the parameter na
     raise ValueError(f"Unknown ID format or type: {id}")
 
 
-def suspend_line(state: TelecomState, customer_id, line_id, reason):
+@TOOLS.tool("write")
+def suspend_line(state: TelecomState, customer_id: str, line_id: str, reason: str):
     line = _target_line(state, customer_id, line_id)
     if line["status"] != dm.LINE_ACTIVE:
         raise ValueError("Line must be active to suspend")
@@ -97,7 +106,8 @@ def suspend_line(state: TelecomState, customer_id, line_id, reason):
     return {"message": "Line suspended successfully. $5/month holding fee will apply.", "line": line}
 
 
-def resume_line(state: TelecomState, customer_id, line_id):
+@TOOLS.tool("write")
+def resume_line(state: TelecomState, customer_id: str, line_id: str):
     line = _target_line(state, customer_id, line_id)
     if line["status"] not in (dm.LINE_SUSPENDED, dm.LINE_PENDING):
         raise ValueError("Line must be suspended to resume")
@@ -106,14 +116,16 @@ def resume_line(state: TelecomState, customer_id, line_id):
     return {"message": "Line resumed successfully", "line": line}
 
 
-def get_bills_for_customer(state: TelecomState, customer_id, limit=12):
+@TOOLS.tool("read")
+def get_bills_for_customer(state: TelecomState, customer_id: str, limit: int = 12):
     customer = get_customer_by_id(state, customer_id)
     bills = [bill_by_id(state, bill_id) for bill_id in customer["bill_ids"]]
     # ISO date strings order like the dates; a stable reverse sort keeps upstream's tie order.
     return sorted(bills, key=lambda b: b["issue_date"], reverse=True)[:limit]
 
 
-def send_payment_request(state: TelecomState, customer_id, bill_id):
+@TOOLS.tool("write")
+def send_payment_request(state: TelecomState, customer_id: str, bill_id: str):
     customer = get_customer_by_id(state, customer_id)
     if bills_awaiting_payment(state, customer):
         raise ValueError("A bill is already awaiting payment for this customer")
@@ -124,7 +136,8 @@ def send_payment_request(state: TelecomState, customer_id, bill_id):
     return f"Payment request sent to the customer for bill {bill['bill_id']}"
 
 
-def get_data_usage(state: TelecomState, customer_id, line_id):
+@TOOLS.tool("read")
+def get_data_usage(state: TelecomState, customer_id: str, line_id: str):
     line = _target_line(state, customer_id, line_id)
     plan = plan_by_id(state, line["plan_id"])
     cycle_end = _first_of_next_month(dm.TODAY) - timedelta(days=1)
@@ -132,7 +145,8 @@ def get_data_usage(state: TelecomState, customer_id, line_id):
             "data_refueling_gb": line["data_refueling_gb"], "cycle_end_date": cycle_end}
 
 
-def enable_roaming(state: TelecomState, customer_id, line_id):
+@TOOLS.tool("write")
+def enable_roaming(state: TelecomState, customer_id: str, line_id: str):
     line = _target_line(state, customer_id, line_id)
     if line["roaming_enabled"]:
         return "Roaming was already enabled"
@@ -140,7 +154,8 @@ def enable_roaming(state: TelecomState, customer_id, line_id):
     return "Roaming enabled successfully"
 
 
-def disable_roaming(state: TelecomState, customer_id, line_id):
+@TOOLS.tool("write")
+def disable_roaming(state: TelecomState, customer_id: str, line_id: str):
     line = _target_line(state, customer_id, line_id)
     if not line["roaming_enabled"]:
         return "Roaming was already disabled"
@@ -148,11 +163,13 @@ def disable_roaming(state: TelecomState, customer_id, line_id):
     return "Roaming disabled successfully"
 
 
-def transfer_to_human_agents(state: TelecomState, summary):
+@TOOLS.tool("generic")
+def transfer_to_human_agents(state: TelecomState, summary: str):
     return "Transfer successful"
 
 
-def refuel_data(state: TelecomState, customer_id, line_id, gb_amount):
+@TOOLS.tool("write")
+def refuel_data(state: TelecomState, customer_id: str, line_id: str, gb_amount: float):
     line = _target_line(state, customer_id, line_id)
     if gb_amount <= 0:
         raise ValueError("Refuel amount must be positive")
@@ -243,10 +260,3 @@ def assert_no_overdue_bill(state: TelecomState, overdue_bill_id):
         return bill_by_id(state, overdue_bill_id)["status"] == dm.BILL_PAID
     except ValueError:
         return True
-
-
-AGENT_TOOLS = (get_customer_by_phone, get_customer_by_id, get_customer_by_name, get_details_by_id, suspend_line,
-               resume_line, get_bills_for_customer, send_payment_request, get_data_usage, enable_roaming,
-               disable_roaming, transfer_to_human_agents, refuel_data)
-ENV_FUNCTIONS = (set_data_usage, suspend_line_for_overdue_bill, assert_data_refueling_amount, assert_line_status,
-                 assert_overdue_bill_exists, assert_no_overdue_bill)

@@ -8,11 +8,12 @@ from . import data_model as dm
 from . import phone
 from .phone import with_status_bar
 from .state import TelecomState
-from .user_tools import ON_OFF
+from .user_tools import ON_OFF, USER_TOOLS
 
 # --- Wi-Fi and Wi-Fi calling ---
 
 
+@USER_TOOLS.tool("read")
 def check_wifi_status(state: TelecomState):
     d = state.device
     if not d["wifi_enabled"]:
@@ -22,6 +23,7 @@ def check_wifi_status(state: TelecomState):
     return "Wi-Fi is ON but not connected to any network."
 
 
+@USER_TOOLS.tool("write")
 def toggle_wifi(state: TelecomState):
     d = state.device
     if d["airplane_mode"]:
@@ -32,10 +34,12 @@ def toggle_wifi(state: TelecomState):
     return with_status_bar(f"Wi-Fi is now {ON_OFF[d['wifi_enabled']]}.", state)
 
 
+@USER_TOOLS.tool("read")
 def check_wifi_calling_status(state: TelecomState):
     return f"Wi-Fi Calling is currently turned {ON_OFF[bool(state.device['wifi_calling_enabled'])]}."
 
 
+@USER_TOOLS.tool("write")
 def toggle_wifi_calling(state: TelecomState):
     state.device["wifi_calling_enabled"] = not state.device["wifi_calling_enabled"]
     return with_status_bar(f"Wi-Fi Calling is now {ON_OFF[state.device['wifi_calling_enabled']]}.", state)
@@ -52,6 +56,7 @@ def set_wifi_calling(state: TelecomState, enabled, mms_over_wifi=None):
 
 
 # --- VPN ---
+@USER_TOOLS.tool("read")
 def check_vpn_status(state: TelecomState):
     d = state.device
     if d["vpn_connected"]:
@@ -63,6 +68,7 @@ def check_vpn_status(state: TelecomState):
     return "VPN is turned OFF."
 
 
+@USER_TOOLS.tool("write")
 def connect_vpn(state: TelecomState):
     if state.device["vpn_connected"]:
         return "VPN already connected."
@@ -71,6 +77,7 @@ def connect_vpn(state: TelecomState):
     return with_status_bar("VPN connected successfully.", state)
 
 
+@USER_TOOLS.tool("write")
 def disconnect_vpn(state: TelecomState):
     text = "VPN disconnected successfully." if phone.drop_vpn(state) else "No active VPN connection to disconnect."
     return with_status_bar(text, state)
@@ -84,6 +91,7 @@ def break_vpn(state: TelecomState):
 
 
 # --- apps ---
+@USER_TOOLS.tool("read")
 def check_installed_apps(state: TelecomState):
     return f"The following apps are installed on the phone: {', '.join(state.device['app_statuses'])}"
 
@@ -92,7 +100,8 @@ def _granted(app: dict) -> list[str]:
     return [name.replace("_", " ").lower() for name, allowed in app["permissions"].items() if allowed]
 
 
-def check_app_status(state: TelecomState, app_name):
+@USER_TOOLS.tool("read")
+def check_app_status(state: TelecomState, app_name: str):
     app = state.device["app_statuses"].get(app_name)
     if app is None:
         return f"App '{app_name}' not found on this phone."
@@ -105,7 +114,8 @@ def check_app_status(state: TelecomState, app_name):
     return "\n".join(lines)
 
 
-def check_app_permissions(state: TelecomState, app_name):
+@USER_TOOLS.tool("read")
+def check_app_permissions(state: TelecomState, app_name: str):
     app = state.device["app_statuses"].get(app_name)
     if app is None:
         return f"App '{app_name}' not found on this phone."
@@ -128,7 +138,8 @@ def _set_permission(state: TelecomState, app_name, permission, value: bool) -> t
     return True, f"Permission '{permission}' {verb} app '{app_name}'."
 
 
-def grant_app_permission(state: TelecomState, app_name, permission):
+@USER_TOOLS.tool("write")
+def grant_app_permission(state: TelecomState, app_name: str, permission: str):
     ok, text = _set_permission(state, app_name, permission, True)
     return with_status_bar(f"{'Success. ' if ok else 'Error. '}{text}", state)
 
@@ -137,6 +148,7 @@ def remove_app_permission(state: TelecomState, app_name, permission):
     return _set_permission(state, app_name, permission, False)
 
 
+@USER_TOOLS.tool("read")
 def can_send_mms(state: TelecomState):
     if phone.can_send_mms(state):
         return "Your messaging app can send MMS messages."
@@ -144,6 +156,7 @@ def can_send_mms(state: TelecomState):
 
 
 # --- payments ---
+@USER_TOOLS.tool("read")
 def check_payment_request(state: TelecomState):
     request = state.surroundings["payment_request"]
     if request is None:
@@ -151,6 +164,7 @@ def check_payment_request(state: TelecomState):
     return f"You have a payment request for bill {request['bill_id']} of {request['amount_due']} USD."
 
 
+@USER_TOOLS.tool("write")
 def make_payment(state: TelecomState):
     request = state.surroundings["payment_request"]
     if request is None:

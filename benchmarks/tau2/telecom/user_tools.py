@@ -7,11 +7,24 @@ keeps that degradation within the episode only (what a fresh process does); see 
 """
 from __future__ import annotations
 
+from typing import Annotated, Any
+
+from ..toolkit import Schema, Toolkit
 from . import apn as apn_model
 from . import data_model as dm
 from . import phone
 from .phone import with_status_bar
 from .state import TelecomState
+from .tool_docs import APN_DEFS, NETWORK_MODE_DEFS, USER_DOCS
+
+# the user's tools, here and in user_services.py (tool_docs gives upstream's order)
+USER_TOOLS = Toolkit("TelecomUserTools", USER_DOCS)
+# the two arguments that are an enum or a model upstream, in the schema pydantic writes for them
+NetworkModeArg = Annotated[Any, Schema({"anyOf": [{"$ref": "#/$defs/NetworkModePreference"}, {"type": "string"}],
+                                        "title": "Mode"}, NETWORK_MODE_DEFS)]
+ApnSettingsArg = Annotated[Any, Schema({"anyOf": [{"$ref": "#/$defs/APNSettings"},
+                                                  {"additionalProperties": True, "type": "object"}],
+                                        "title": "Apn Settings"}, APN_DEFS)]
 
 ON_OFF = {True: "ON", False: "OFF"}
 SIM_TEXT = {dm.SIM_ACTIVE: "Your SIM card is active and working.",
@@ -33,10 +46,12 @@ def _toggle(state: TelecomState, key: str, search: bool = True) -> bool:
 
 
 # --- status and network ---
+@USER_TOOLS.tool("read")
 def check_status_bar(state: TelecomState):
     return f"Status Bar: {phone.status_bar(state)}"
 
 
+@USER_TOOLS.tool("read")
 def check_network_status(state: TelecomState):
     d = state.device
     lines = [f"Airplane Mode: {ON_OFF[bool(d['airplane_mode'])]}",
@@ -53,11 +68,13 @@ def check_network_status(state: TelecomState):
     return "\n".join(lines)
 
 
+@USER_TOOLS.tool("read")
 def check_network_mode_preference(state: TelecomState):
     return f"Network Mode Preference: {phone.enum_value(state.device['network_mode_preference'])}"
 
 
-def set_network_mode_preference(state: TelecomState, mode):
+@USER_TOOLS.tool("write")
+def set_network_mode_preference(state: TelecomState, mode: NetworkModeArg):
     failed = (f"Failed to set network mode: '{mode}' is not a valid option. Please use one of: "
               f"{', '.join(dm.NETWORK_MODES)}")
     if isinstance(mode, str) and mode not in dm.NETWORK_MODES:
@@ -71,6 +88,7 @@ def set_network_mode_preference(state: TelecomState, mode):
     return with_status_bar(f"Preferred Network Mode set to: {phone.enum_value(mode)}", state)
 
 
+@USER_TOOLS.tool("read")
 def run_speed_test(state: TelecomState):
     speed, description = phone.speed_test(state)
     if speed is None:
@@ -93,6 +111,7 @@ def _toggle_airplane_mode(state: TelecomState) -> bool:
     return d["airplane_mode"]
 
 
+@USER_TOOLS.tool("write")
 def toggle_airplane_mode(state: TelecomState):
     return with_status_bar(f"Airplane Mode is now {ON_OFF[_toggle_airplane_mode(state)]}.", state)
 
@@ -110,11 +129,13 @@ def turn_airplane_mode_off(state: TelecomState):
 
 
 # --- SIM ---
+@USER_TOOLS.tool("read")
 def check_sim_status(state: TelecomState):
     status = phone.sim_status(state)
     return SIM_TEXT.get(status, f"Unknown SIM status: {status}")
 
 
+@USER_TOOLS.tool("write")
 def reseat_sim_card(state: TelecomState):
     state.device["sim_card_missing"] = False
     phone.network_search(state)
@@ -135,6 +156,7 @@ def lock_sim_card(state: TelecomState, mode):
 
 
 # --- mobile data, roaming, data saver ---
+@USER_TOOLS.tool("write")
 def toggle_data(state: TelecomState):
     return with_status_bar(f"Mobile Data is now {ON_OFF[_toggle(state, 'data_enabled')]}.", state)
 
@@ -150,6 +172,7 @@ def turn_data_off(state: TelecomState):
     return "Data connection broken."
 
 
+@USER_TOOLS.tool("write")
 def toggle_roaming(state: TelecomState):
     return with_status_bar(f"Data Roaming is now {ON_OFF[_toggle(state, 'roaming_enabled')]}.", state)
 
@@ -166,11 +189,13 @@ def turn_roaming_off(state: TelecomState):
     return "Data Roaming is now OFF."
 
 
+@USER_TOOLS.tool("read")
 def check_data_restriction_status(state: TelecomState):
     return "Data Saver mode is ON (limits data usage)." if state.device["data_saver_mode"] else \
         "Data Saver mode is OFF."
 
 
+@USER_TOOLS.tool("write")
 def toggle_data_saver_mode(state: TelecomState):
     new = _toggle(state, "data_saver_mode", search=False)
     return with_status_bar(f"Data Saver Mode is now {ON_OFF[new]}.", state)
@@ -189,6 +214,7 @@ def turn_data_saver_mode_off(state: TelecomState):
 
 
 # --- APN ---
+@USER_TOOLS.tool("read")
 def check_apn_settings(state: TelecomState):
     settings = phone.apn_settings(state, "model_copy")
     name, url = settings["apn_name"], settings["mmsc_url"]
@@ -196,7 +222,8 @@ def check_apn_settings(state: TelecomState):
             "(These are technical settings, usually best left unchanged.)")
 
 
-def set_apn_settings(state: TelecomState, apn_settings):
+@USER_TOOLS.tool("write")
+def set_apn_settings(state: TelecomState, apn_settings: ApnSettingsArg):
     if isinstance(apn_settings, dict):
         apn_settings = apn_model.validate(apn_settings)
     state.device["active_apn_settings"] = apn_settings  # a non-object is stored raw, as upstream
@@ -205,6 +232,7 @@ def set_apn_settings(state: TelecomState, apn_settings):
     return with_status_bar(text, state)
 
 
+@USER_TOOLS.tool("write")
 def reset_apn_settings(state: TelecomState):
     phone.apn_settings(state, "reset_at_reboot")["reset_at_reboot"] = True  # applied at the next reboot
     phone.network_search(state)
@@ -222,6 +250,7 @@ def break_apn_mms_setting(state: TelecomState):
     return "APN MMS setting broken. Please call reset_apn_settings() to fix."
 
 
+@USER_TOOLS.tool("write")
 def reboot_device(state: TelecomState):
     lines = []
     if phone.apn(state, "reset_at_reboot"):

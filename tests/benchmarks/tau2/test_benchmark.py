@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from mua.benchmarks.tau2 import Tau2Benchmark
+from mua.benchmarks.tau2.findings import Tau2Findings
 from mua.harness.errors import ConfigError
 from mua.harness.runner import run_episode
 from mua.harness.types import Message, ToolCall
@@ -124,8 +125,8 @@ def test_a_skipped_check_is_never_a_pass():
     """Without a judge, a task whose NL assertions are real gets reward None when everything else passes, and
     0 when a computed check fails (the product is 0 whatever the judge would say)."""
     combine = type(BENCH)._combine
-    unknown = combine({"db": 1.0, "nl_assertion": None}, {})
+    unknown = combine({"db": 1.0, "nl_assertion": None}, Tau2Findings())
     assert unknown.reward is None and unknown.partial_reward == 1.0 and unknown.info["incomplete"]
-    failed = combine({"db": 0.0, "nl_assertion": None}, {})
+    failed = combine({"db": 0.0, "nl_assertion": None}, Tau2Findings())
     assert failed.reward == 0.0 and failed.info["skipped"] == ["nl_assertion"]
-    assert combine({"db": 1.0, "nl_assertion": 1.0}, {}).reward == 1.0
+    assert combine({"db": 1.0, "nl_assertion": 1.0}, Tau2Findings()).reward == 1.0

@@ -8,6 +8,7 @@ import pytest
 
 from mua.benchmarks.tau2.environment import Tau2Environment
 from mua.benchmarks.tau2.registry import get_domain
+from tests.helpers.telecom import check_env_assertion
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,7 @@ def test_initialisation_breaks_exactly_the_fixable_tasks(domain, tasks):
     still_fine, unfixable = set(), set()
     for task in tasks:
         state, _ = _started(domain, task)
-        if all(domain.check_env_assertion(state, a) for a in task["evaluation_criteria"]["env_assertions"]):
+        if all(check_env_assertion(domain, state, a) for a in task["evaluation_criteria"]["env_assertions"]):
             still_fine.add(task["id"])
         if "ACTION" in task["evaluation_criteria"]["reward_basis"]:
             unfixable.add(task["id"])
@@ -62,7 +63,7 @@ def test_payment_request_flows_from_agent_to_phone_and_back(domain, tasks):
     assert env.call("make_payment", {}, "user")[1] is False
     bill = env.call("get_details_by_id", {"id": overdue["new_bill_id"]})[0]
     assert json.loads(bill)["status"] == "Paid" and state.surroundings["payment_request"] is None
-    assert domain.check_env_assertion(state, {"env_type": "assistant", "func_name": "assert_no_overdue_bill",
+    assert check_env_assertion(domain, state, {"env_type": "assistant", "func_name": "assert_no_overdue_bill",
                                               "arguments": {"overdue_bill_id": overdue["new_bill_id"]}})
 
 
