@@ -94,7 +94,7 @@ def test_hostile_fields_are_isolated_with_file_line_and_field(tmp_path, data_dir
 
 
 @pytest.mark.parametrize("change", [{"agent": "x"}, {"tasks": 5}, {"protocol": "x"}, {"trials": "2"},
-                                    {"tasks": {"retail": [None]}}, "huge", "deep"])
+                                    {"tasks": {"retail": [None]}}, {"prices": {"agent": 5}}, "huge", "deep"])
 def test_hostile_config_fields_are_one_line_errors(tmp_path, data_dir, capsys, change):
     run = tmp_path / "run"
     assert _gold_run(run, data_dir) == 0
@@ -112,7 +112,7 @@ def test_hostile_config_fields_are_one_line_errors(tmp_path, data_dir, capsys, c
         line = _one_line_error(capsys)
         assert "config.json" in line, line
         if isinstance(change, dict):
-            assert repr(next(iter(change))) in line or "tasks of" in line, line
+            assert next(iter(change)) in line, line
     assert _gold_run(run, data_dir) == 2  # resume: same refusal
     assert "config.json" in _one_line_error(capsys)
 
