@@ -95,29 +95,27 @@ class EpisodeRecord:
             raise InvalidRecord(None, f"{where}: expected a JSON object, found {type_name(obj)}")
         key = _key(obj, where)
         try:
-            version = field(obj, VERSION_KEY, int, where=where, default=1)
+            version = _get(obj, VERSION_KEY, int, where, 1, nullable=False)
             if version > RECORD_VERSION:
                 raise NewerRecord(f"{where}: written by a newer mua (record version {version}; this mua reads "
                                   f"up to {RECORD_VERSION}): upgrade mua to read it")
-            reward = field(obj, "reward", float, where=where, default=None, nullable=True)
-            components = field(obj, "components", dict, where=where, default={}, nullable=True) or {}
-            for name in components:
-                field(components, name, float, where=f"{where}: components", nullable=True)
-            for name, value in (("reward", reward), *components.items()):
-                if value is not None and not (math.isfinite(value) and abs(value) <= MAX_SCORE):
-                    raise DataError(f"{where}: field {name!r} is not a number within ±{MAX_SCORE:g} "
-                                    f"(found {value:g})")
+            reward = _score(_get(obj, "reward", float, where), "reward", where)
+            components = _get(obj, "components", dict, where) or {}
+            for name, value in components.items():
+                if value is not None and type(value) is not float:
+                    value = field(components, name, float, where=f"{where}: components", nullable=True)
+                _score(value, name, where)
             record = cls(
-                benchmark=field(obj, "benchmark", str, where=where, default=None, nullable=True),
+                benchmark=_get(obj, "benchmark", str, where),
                 subset=key[0], task_id=key[1], trial=key[2],
-                seed=field(obj, "seed", int, where=where, default=None, nullable=True),
+                seed=_get(obj, "seed", int, where),
                 reward=None if reward is None else float(reward),
                 components={str(k): (None if v is None else float(v)) for k, v in components.items()},
-                termination=field(obj, "termination", str, where=where, default=None, nullable=True),
-                turns=field(obj, "turns", int, where=where, default=0, nullable=True) or 0,
+                termination=_get(obj, "termination", str, where),
+                turns=_get(obj, "turns", int, where) or 0,
                 messages=_messages(obj, where),
-                usage=field(obj, "usage", dict, where=where, default={}, nullable=True) or {},
-                info=field(obj, "info", dict, where=where, default={}, nullable=True) or {},
+                usage=_get(obj, "usage", dict, where) or {},
+                info=_get(obj, "info", dict, where) or {},
                 error=_error_text(obj, where),
                 row=obj,
                 version=version,
@@ -133,11 +131,32 @@ class EpisodeRecord:
         return status_of(self.error, self.reward)
 
 
+_EXACT: dict[Any, tuple[type, ...]] = {float: (float, int), int: (int,), str: (str,), dict: (dict,),
+                                      list: (list,), (str, int): (str, int)}
+
+
+def _get(obj: Mapping[str, Any], name: str, expected: Any, where: str, default: Any = None,
+         nullable: bool = True) -> Any:
+    """``obj[name]`` (``default`` when absent) if its type is ``expected`` (exactly: true is no number), else
+    files.field's DataError naming the field. The exact-type test first keeps reading a long file fast."""
+    value = obj.get(name, default)
+    if (value is None and nullable) or type(value) in _EXACT[expected]:
+        return value
+    return field(obj, name, expected, where=where, default=default, nullable=nullable)
+
+
+def _score(value: Any, name: str, where: str) -> Any:
+    """A reward or component: finite and within ±MAX_SCORE (a lenient parse may bring infinity)."""
+    if value is not None and not (math.isfinite(value) and abs(value) <= MAX_SCORE):
+        raise DataError(f"{where}: field {name!r} is not a number within ±{MAX_SCORE:g} (found {value:g})")
+    return value
+
+
 def _key(obj: Mapping[str, Any], where: str) -> EpisodeKey:
     try:
-        subset = field(obj, "subset", str, where=where)
-        task_id = field(obj, "task_id", (str, int), where=where)
-        trial = field(obj, "trial", int, where=where)
+        subset = _get(obj, "subset", str, where, ..., nullable=False)
+        task_id = _get(obj, "task_id", (str, int), where, ..., nullable=False)
+        trial = _get(obj, "trial", int, where, ..., nullable=False)
     except DataError as e:
         raise InvalidRecord(None, str(e)) from None
     if trial < 0:
@@ -146,7 +165,7 @@ def _key(obj: Mapping[str, Any], where: str) -> EpisodeKey:
 
 
 def _messages(obj: Mapping[str, Any], where: str) -> list[dict]:
-    messages = field(obj, "messages", list, where=where, default=[], nullable=True) or []
+    messages = _get(obj, "messages", list, where) or []
     for i, m in enumerate(messages):
         if not isinstance(m, dict):
             raise DataError(f"{where}: messages[{i}] should be an object, found {type_name(m)}")
