@@ -72,7 +72,7 @@ def _round(value: Optional[float]) -> Optional[float]:
 
 
 class RunCost:
-    """summary.json's "cost", accumulated one episode record at a time (as RunSummary adds them)."""
+    """summary.json's "cost", accumulated one episode record at a time (fed by runs.Aggregate)."""
 
     def __init__(self, config: Mapping[str, Any]):
         prices = config.get("prices")

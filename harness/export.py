@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Optional
 
+from .episodes import latest_episodes
 from .errors import ConfigError
 from .interfaces import AgentPrompt, Benchmark
 from .results import RunDir
@@ -80,7 +81,7 @@ def export_rows(run: Path, bench: Benchmark, min_reward: Optional[float] = None)
         raise ConfigError(f"{run} is not a mua run (no config.json)")
     if config.get("benchmark") != bench.name:
         raise ConfigError(f"{run} is a {config.get('benchmark')} run, not {bench.name}")
-    episodes = RunDir(run).read_episodes()
+    episodes = {k: r.row for k, r in latest_episodes(RunDir(run).episodes)[0].items()}
     names = sorted({k for r in episodes.values() for k in (r.get("components") or {})})
     prompts = _Prompts(run, bench)
     rows = []

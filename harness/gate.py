@@ -8,7 +8,9 @@ more than ``margin`` with the chosen confidence (one-sided paired test over task
 permutation). A different user simulator model only warns: it changes the conversations, not what a
 score means, and is sometimes the point of a comparison. Per task, the value
 compared is the mean over its scored trials (errors excluded) of the chosen metric: the reward, or a named
-score component.
+score component. By default that metric is the benchmark's declared headline measure (metrics.headline_measure:
+success for pass^k, a score component where that is the headline), so the gate tests what the benchmark
+reports, not mean reward.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Optional
 
 from .errors import ConfigError
+from .metrics import headline_measure
 from .protocol import mismatches
 from .runs import Run, spec_label
 from .stats import PairedTest, mean, paired_bootstrap, paired_permutation
@@ -25,7 +28,7 @@ METHODS = {"bootstrap": paired_bootstrap, "permutation": paired_permutation}
 
 @dataclass(frozen=True)
 class GateSettings:
-    metric: str = "reward"
+    metric: Optional[str] = None  # None: the benchmark's declared headline measure
     margin: float = 0.0  # tolerated drop, as a fraction (0.02 = 2 points)
     confidence: float = 0.95
     method: str = "bootstrap"
@@ -48,6 +51,7 @@ class SubsetDelta:
 @dataclass
 class Verdict:
     passed: bool
+    metric: str = ""  # the per-task measure compared
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -55,7 +59,8 @@ class Verdict:
     subsets: list[SubsetDelta] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"passed": self.passed, "failures": self.failures, "notes": self.notes, "warnings": self.warnings,
+        return {"passed": self.passed, "metric": self.metric, "failures": self.failures, "notes": self.notes,
+                "warnings": self.warnings,
                 "test": asdict(self.test) if self.test else None, "subsets": [asdict(s) for s in self.subsets]}
 
 
@@ -132,9 +137,7 @@ def _pairs(baseline: Run, candidate: Run, metric: str) -> tuple[list[list[float]
     return diffs, deltas
 
 
-def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> Verdict:
-    if baseline.benchmark != candidate.benchmark:
-        raise ConfigError(f"cannot compare a {baseline.benchmark} run with a {candidate.benchmark} run")
+def _check_settings(s: GateSettings) -> None:
     if s.method not in METHODS:
         raise ConfigError(f"unknown method {s.method!r}; choose one of {', '.join(METHODS)}")
     if not 0.5 <= s.confidence < 1.0 or s.resamples < 1:
@@ -145,12 +148,19 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
                           + hint)
     if not 0.0 <= s.max_error_rate <= 1.0:
         raise ConfigError(f"--max-error-rate is a fraction in [0, 1]; got {s.max_error_rate:g}")
+
+
+def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> Verdict:
+    if baseline.benchmark != candidate.benchmark:
+        raise ConfigError(f"cannot compare a {baseline.benchmark} run with a {candidate.benchmark} run")
+    _check_settings(s)
     for role, run in (("baseline", baseline), ("candidate", candidate)):
         if run.invalid_values:
             raise ConfigError(f"{role} {run.path}: {len(run.invalid_values)} episode(s) have a reward or score "
                               f"that is not a number (e.g. {run.invalid_values[0]}); the results file is damaged "
                               "or was not written by mua, so no verdict can be given")
-    v = Verdict(passed=True)
+    metric = s.metric or headline_measure(candidate.metrics)
+    v = Verdict(passed=True, metric=metric)
     base_incomplete = not baseline.complete and not s.allow_incomplete
     incomplete = not candidate.complete and not s.allow_incomplete
     erring = candidate.error_rate > s.max_error_rate
@@ -177,28 +187,33 @@ def compare(baseline: Run, candidate: Run, s: GateSettings = GateSettings()) -> 
     v.notes += [f"candidate {p}" for p in candidate.problems()
                 if not (incomplete and p.startswith("incomplete")) and not (erring and "episode errors" in p)]
 
-    diffs, v.subsets = _pairs(baseline, candidate, s.metric)
+    _test(v, baseline, candidate, s, metric)
+    v.passed = not v.failures
+    return v
+
+
+def _test(v: Verdict, baseline: Run, candidate: Run, s: GateSettings, metric: str) -> None:
+    """The paired test over the tasks both runs scored, its outcome added to ``v``."""
+    diffs, v.subsets = _pairs(baseline, candidate, metric)
     if not diffs:
-        v.failures.append(f"no task has a scored {s.metric!r} in both runs: nothing to compare")
+        v.failures.append(f"no task has a scored {metric!r} in both runs: nothing to compare")
     else:
         v.test = METHODS[s.method](diffs, margin=s.margin, confidence=s.confidence,
                                    resamples=s.resamples, seed=s.seed)
         alpha = 1.0 - s.confidence
         if v.test.p_value < alpha:
             v.failures.append(f"candidate is worse than baseline by more than {100 * s.margin:.1f} points "
-                              f"({s.confidence:.0%} confidence): {_test_text(v.test, s)}")
+                              f"({s.confidence:.0%} confidence): {_test_text(v.test, s, metric)}")
         else:
             v.notes.insert(0, f"no regression beyond {100 * s.margin:.1f} points at {s.confidence:.0%} "
-                              f"confidence: {_test_text(v.test, s)}")
+                              f"confidence: {_test_text(v.test, s, metric)}")
         uncovered = sum(len(c.tasks) for c in candidate.subsets.values()) - v.test.n
         if uncovered:
             v.notes.append(f"{uncovered} candidate task(s) not compared (not scored in both runs)")
-    v.passed = not v.failures
-    return v
 
 
-def _test_text(t: PairedTest, s: GateSettings) -> str:
-    return (f"mean {s.metric} change {100 * t.delta:+.1f} points over {t.n} paired tasks, "
+def _test_text(t: PairedTest, s: GateSettings, metric: str) -> str:
+    return (f"mean {metric} change {100 * t.delta:+.1f} points over {t.n} paired tasks, "
             f"{s.confidence:.0%} CI [{100 * t.low:+.1f}, {100 * t.high:+.1f}], one-sided p={t.p_value:.4f} "
             f"(paired {t.method}, {t.resamples} resamples, seed {s.seed})")
 

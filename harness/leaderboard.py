@@ -12,13 +12,14 @@ has.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
+from . import files
 from .cost import recorded_total
-from .errors import ConfigError
+from .errors import ConfigError, DataError
+from .files import read_json, type_name
 from .metrics import PASS_HAT_K, Metric, MetricsDeclaration
 from .protocol import differences, stated_differences
 from .registry import benchmark_class, benchmark_names, installed_declaration
@@ -117,7 +118,7 @@ def _cell(groups: list[list[float]], flags: str, st: Settings, weighting: str = 
     return Cell(e.value, e.low, e.high, e.n, "".join(sorted(set(flags))))
 
 
-def _pass_hat_k_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str, Cell]:
+def _pass_hat_k_cells(run: Run, metric: Metric, st: Settings, flags: Callable[[SubsetResult], str]) -> dict[str, Cell]:
     cells = {}
     for name, s in run.subsets.items():
         scored = [t for t in s.tasks.values() if t.scored]
@@ -129,7 +130,7 @@ def _pass_hat_k_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str
     return cells
 
 
-def _mean_cells(run: Run, metric: Metric, st: Settings, flags) -> dict[str, Cell]:
+def _mean_cells(run: Run, metric: Metric, st: Settings, flags: Callable[[SubsetResult], str]) -> dict[str, Cell]:
     """Per-subset cells of the per-task mean of ``metric.measure``, plus the overall cell when declared."""
     cells, groups, overall_flags = {}, [], ""
     for name, s in run.subsets.items():
@@ -213,25 +214,30 @@ def has_costs(rows: Sequence[Row]) -> bool:
 
 def load_published(path: Path, sources: Optional[Sequence[str]] = None) -> list[Row]:
     """Reference rows from results/published.json (values stored in percent, as published)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"published numbers file {path} not found (use --published-file)") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path} is not valid JSON ({e})") from None
-    known = data.get("sources", {})
+    if not Path(path).exists():
+        raise ConfigError(f"published numbers file {path} not found (use --published-file)")
+    data = read_json(path, what="published numbers file", expect=dict)
+    known = files.field(data, "sources", dict, where=str(path), default={})
     wanted = list(sources) if sources else list(known)
     unknown = [s for s in wanted if s not in known]
     if unknown:
         raise ConfigError(f"unknown published source(s) {', '.join(unknown)}; known: {', '.join(known)}")
     rows = []
-    for entry in data.get("entries", []):
-        if entry["source"] not in wanted:
+    for i, entry in enumerate(files.field(data, "entries", list, where=str(path), default=[])):
+        where = f"{path}: entries[{i}]"
+        if not isinstance(entry, dict):
+            raise DataError(f"{where}: expected an object, found {type_name(entry)}")
+        if files.field(entry, "source", str, where=where) not in wanted:
             continue
-        cite = known[entry["source"]]
-        cells = {k: Cell(float(v) / 100.0) for k, v in entry["metrics"].items() if v is not None}
-        rows.append(Row(entry["model"], True, f"published: {cite['short']}", cells,
-                        [entry["note"]] if entry.get("note") else [], _published_protocol(cite, entry, cells)))
+        cite = files.field(known, entry["source"], dict, where=f"{path}: sources")
+        metrics = files.field(entry, "metrics", dict, where=where)
+        for name in metrics:
+            files.field(metrics, name, float, where=f"{where}: metrics", nullable=True)
+        cells = {k: Cell(float(v) / 100.0) for k, v in metrics.items() if v is not None}
+        note = files.field(entry, "note", str, where=where, default=None, nullable=True)
+        rows.append(Row(files.field(entry, "model", str, where=where), True,
+                        f"published: {files.field(cite, 'short', str, where=f'{path}: sources')}", cells,
+                        [note] if note else [], _published_protocol(cite, entry, cells)))
     return rows
 
 

@@ -10,11 +10,9 @@ subset) — see ``runs.declaration_of``.
 from __future__ import annotations
 
 import json
-from array import array
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
-from .stats import is_success
 
 PASS_HAT_K = "pass^k"  # tau2's pass^k per subset, k from 1 to the fewest scored trials of any task
 SUCCESS = "success"  # share of scored trials that pass (stats.is_success)
@@ -115,57 +113,17 @@ def generic(benchmark: str, subsets: tuple[str, ...] = (), default_split: Option
         default_split=default_split)
 
 
-def _value(row: dict, measure: str) -> Optional[float]:
-    """One episode's value of ``measure``; None when it has none (unscored, or the component was skipped)."""
-    value = row.get("reward") if measure in (SUCCESS, REWARD) else (row.get("components") or {}).get(measure)
-    if not isinstance(value, (int, float)):
-        return None
-    return (1.0 if is_success(value) else 0.0) if measure == SUCCESS else float(value)
+def headline_measure(decl: MetricsDeclaration) -> str:
+    """The per-task measure behind the declaration's headline (its first headline column, else its first
+    metric), as the gate compares it: "success" for pass^k and success (a task's mean success over its trials
+    is its pass^1), "reward", or a score component's name."""
+    def columns(m: Metric) -> set[str]:
+        labels = [decl.label(s) for s in decl.subsets] or ["{subset}"]
+        cols = {m.subset_column(label, k) for label in labels for k in range(1, 9)}
+        return cols | ({m.overall} if m.overall else set())
 
-
-class SummaryFields:
-    """The declared summary values, accumulated one episode row at a time (errored rows excluded): each
-    metric with a ``summary`` key gets the mean over the episodes that have a value (null when none do); rows
-    of several subsets also get them per subset under ``by_subset``, in declared subset order."""
-
-    def __init__(self, decl: MetricsDeclaration) -> None:
-        self.decl = decl
-        self.declared = [m for m in decl.metrics if m.summary and m.measure != PASS_HAT_K]
-        self.rows = 0
-        self.values: dict[str, dict[str, array]] = {}  # subset -> summary key -> values in arrival order
-
-    def add(self, row: dict) -> None:
-        self.rows += 1
-        if row.get("error") or not self.declared:
-            return
-        per_subset = self.values.setdefault(str(row.get("subset")), {})
-        for m in self.declared:
-            values = per_subset.setdefault(str(m.summary), array("d"))
-            if (v := _value(row, m.measure)) is not None:
-                values.append(v)
-
-    def _fields(self, groups: list[dict[str, array]]) -> dict[str, Optional[float]]:
-        out: dict[str, Optional[float]] = {}
-        for m in self.declared:
-            values = [v for g in groups for v in g.get(str(m.summary), ())]
-            mean = sum(values) / len(values) if values else None
-            out[str(m.summary)] = round(mean, m.digits) if mean is not None and m.digits is not None else mean
-        return out
-
-    def result(self) -> dict[str, Any]:
-        if not self.declared or not self.rows:
-            return {}
-        summary: dict[str, Any] = dict(self._fields(list(self.values.values())))
-        order = {s: i for i, s in enumerate(self.decl.subsets)}
-        subsets = sorted(self.values, key=lambda s: (order.get(s, len(order)), s))
-        if len(subsets) > 1:
-            summary["by_subset"] = {s: self._fields([self.values[s]]) for s in subsets}
-        return summary
-
-
-def summary_fields(decl: MetricsDeclaration, rows: list[dict]) -> dict[str, Any]:
-    """The declared summary values over episode rows; see :class:`SummaryFields`."""
-    acc = SummaryFields(decl)
-    for row in rows:
-        acc.add(row)
-    return acc.result()
+    lead = decl.headline[0] if decl.headline else None
+    chosen = next((m for m in decl.metrics if lead in columns(m)), decl.metrics[0] if decl.metrics else None)
+    if chosen is None:
+        return REWARD
+    return SUCCESS if chosen.measure == PASS_HAT_K else chosen.measure

@@ -15,17 +15,14 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from array import array
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import Any, Callable, Optional
 
-from .errors import ConfigError
-from .jsonl import BadLine, iter_raw_lines, loads_line
-from .stats import is_success
+from .errors import ConfigError, DataError
+from .episodes import Index, check_config_version
+from .files import field, read_bytes, type_name
+from .jsonl import BadLine, loads_line
 
 log = logging.getLogger(__name__)
-
-EpisodeKey = tuple[str, str, int]  # (subset, task_id, trial)
-
 
 def dumps(obj: Any) -> str:
     """The one JSON form used in result files: stable, compact, non-ASCII kept. Text that is not valid
@@ -36,18 +33,6 @@ def dumps(obj: Any) -> str:
     except UnicodeEncodeError:
         text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     return text
-
-
-def episode_key(record: dict) -> EpisodeKey:
-    return (record["subset"], str(record["task_id"]), int(record["trial"]))
-
-
-def _valid_key(record: Any) -> bool:
-    try:
-        episode_key(record)
-        return True
-    except (KeyError, TypeError, ValueError):
-        return False
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -129,136 +114,70 @@ def set_aside(path: Path, lines: list[bytes], why: str) -> Path:
 
 def set_aside_torn_tail(path: Path) -> None:
     """Move a partial last line left by a crash mid-write to the side file, so the next append starts on a
-    fresh line and nothing is lost."""
+    fresh line and nothing is lost. Reads only the file's end (back to the last newline), not the file."""
     if not path.exists() or path.stat().st_size == 0:
         return
     with open(path, "rb+") as f:
-        data = f.read()
-        if data.endswith(b"\n"):
+        size = f.seek(0, os.SEEK_END)
+        f.seek(size - 1)
+        if f.read(1) == b"\n":
             return
-        cut = data.rfind(b"\n") + 1
-        set_aside(path, [data[cut:]], "its last line was cut short (a crash or a full disk mid-write)")
+        cut, step = size, 1 << 16
+        while cut > 0:  # walk back block by block to the last newline
+            start = max(0, cut - step)
+            f.seek(start)
+            block = f.read(cut - start)
+            nl = block.rfind(b"\n")
+            if nl >= 0:
+                cut = start + nl + 1
+                break
+            cut = start
+        f.seek(cut)
+        set_aside(path, [f.read()], "its last line was cut short (a crash or a full disk mid-write)")
         f.truncate(cut)
         f.flush()
         os.fsync(f.fileno())
 
 
-def read_records(path: Path) -> tuple[list[dict], list[bytes]]:
-    """Complete episode records of a JSONL file, and the raw lines that are not (garbled, non-UTF-8, foreign
-    or a torn tail). Never raises for bad content."""
-    records: list[dict] = []
-    bad: list[bytes] = []
-    if not Path(path).exists():
-        return records, bad
-    for _lineno, raw, complete in iter_raw_lines(Path(path)):
-        try:
-            record = loads_line(raw) if complete else None
-        except BadLine:
-            record = None
-        if _valid_key(record):
-            records.append(record)  # type: ignore[arg-type]
-        else:
-            bad.append(raw)
-    return records, bad
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    """All complete records of a JSONL file; a torn, garbled or foreign line is skipped."""
-    return read_records(path)[0]
-
-
-def latest_by_key(records: Iterable[dict]) -> dict[EpisodeKey, dict]:
-    latest: dict[EpisodeKey, dict] = {}
-    for r in records:
-        latest[episode_key(r)] = r
-    return latest
-
-
-class EpisodeIndex:
-    """Where the latest complete record of each expected episode lies in a JSONL file, found in one streaming
-    pass: one file offset per expected episode (positions 0..size-1, from ``position(key)``), plus a small
-    status code each, so a run of any length is indexed in memory proportional to its episode count in bytes,
-    not in records. Lines for keys outside the expected set are kept by offset too; unreadable ones are
-    collected for setting aside."""
-
-    MISSING, PASSED, FAILED, UNKNOWN, ERRORED = range(5)
-
-    def __init__(self, path: Path, position: Callable[[EpisodeKey], Optional[int]], size: int):
-        self.path = Path(path)
-        self.offsets = array("q", [-1]) * size
-        self.status = bytearray(size)
-        self.extra: dict[EpisodeKey, int] = {}  # keys not expected (a hand-edited or older file)
-        self.bad: list[bytes] = []
-        if not self.path.exists():
-            return
-        offset = 0
-        with open(self.path, "rb") as f:
-            for raw in f:
-                at, offset = offset, offset + len(raw)
-                if not raw.strip():
-                    continue
-                try:
-                    record: Any = loads_line(raw) if raw.endswith(b"\n") else None
-                    key = episode_key(record)
-                except (BadLine, KeyError, TypeError, ValueError):
-                    self.bad.append(raw.rstrip(b"\r\n"))
-                    continue
-                p = position(key)
-                if p is None:
-                    self.extra[key] = at
-                    continue
-                self.offsets[p] = at
-                self.status[p] = _status(record)
-
-    def found(self, p: int) -> bool:
-        return self.offsets[p] >= 0
-
-    def records(self, positions: Iterable[int]) -> Iterator[dict]:
-        """The indexed records at ``positions`` (skipping missing ones), read back one at a time."""
-        with open(self.path, "rb") as f:
-            for p in positions:
-                if self.offsets[p] >= 0:
-                    f.seek(self.offsets[p])
-                    yield json.loads(f.readline())
-
-    def extra_records(self) -> Iterator[dict]:
-        with open(self.path, "rb") as f:
-            for at in self.extra.values():
-                f.seek(at)
-                yield json.loads(f.readline())
-
-
-def _status(record: dict) -> int:
-    if record.get("error"):
-        return EpisodeIndex.ERRORED
-    reward = record.get("reward")
-    if reward is None:
-        return EpisodeIndex.UNKNOWN
-    return EpisodeIndex.PASSED if is_success(reward) else EpisodeIndex.FAILED
-
-
-def rewrite_in_order(index: EpisodeIndex, size: int, feed: Optional[Callable[[dict], None]] = None) -> None:
+def rewrite_in_order(index: Index[Any], feed: Optional[Callable[[Any], None]] = None) -> None:
     """Rewrite the indexed file atomically, one line per found position in order (then any extra keys), each
-    record passed to ``feed`` on the way; unreadable lines are set aside first. Streams: one record in memory."""
+    record passed to ``feed`` on the way; unreadable and superseded-invalid lines are set aside first.
+    Streams: one record in memory. Each line is the record's own row through ``dumps``: byte-identical to
+    what was appended."""
     path = index.path
     if index.bad:  # the rewrite keeps only records: keep the rest beside it
-        set_aside(path, index.bad, "unreadable lines found while writing the final file")
+        set_aside(path, [b.raw for b in index.bad], "unreadable lines found while writing the final file")
+    if index.invalid_offsets:
+        _set_aside_invalid(index)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.fchmod(fd, 0o666 & ~_umask())
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for record in index.records(range(size)):
+            for record in index.records(range(index.size)):
                 if feed is not None:
                     feed(record)
-                out.write(dumps(record) + "\n")
+                out.write(dumps(record.row) + "\n")
             for record in index.extra_records():
-                out.write(dumps(record) + "\n")
+                out.write(dumps(record.row) + "\n")
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _set_aside_invalid(index: Index[Any]) -> None:
+    """Lines with invalid fields are not rewritten (a later line of their key, if any, wins): their bytes are
+    kept beside the file."""
+    lines = []
+    with open(index.path, "rb") as f:
+        for at in index.invalid_offsets:
+            f.seek(at)
+            lines.append(f.readline().rstrip(b"\r\n"))
+    reasons = list(index.invalid.values())
+    set_aside(index.path, lines, "lines with invalid fields found while writing the final file"
+              + (f" (e.g. {reasons[0]})" if reasons else ""))
 
 
 class RunDir:
@@ -272,16 +191,10 @@ class RunDir:
         self.summary = self.path / "summary.json"
 
     def read_config(self) -> Optional[dict]:
+        """config.json checked field by field (:func:`check_config`); None when the folder has none."""
         if not self.config.exists():
             return None
-        try:
-            config = json.loads(self.config.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{self.config} is not valid JSON ({e}); use another --out, or delete the folder "
-                              "to start over") from None
-        if not isinstance(config, dict):
-            raise ConfigError(f"{self.config} is not a mua run config; use another --out")
-        return config
+        return read_config(self.config)
 
     def config_missing_but_results_present(self) -> bool:
         """A folder with episodes or timings but no config.json is someone else's: never adopt it."""
@@ -289,17 +202,55 @@ class RunDir:
             return False
         return any(p.exists() and p.stat().st_size > 0 for p in (self.episodes, self.timings))
 
-    def read_episodes(self) -> dict[EpisodeKey, dict]:
-        return latest_by_key(read_jsonl(self.episodes))
 
-    def canonicalize(self, order: list[EpisodeKey]) -> None:
-        """Rewrite episodes.jsonl and timings.jsonl atomically: one line per key, in ``order``."""
-        for path in (self.episodes, self.timings):
-            records, bad = read_records(path)
-            if bad:  # the rewrite below keeps only records: keep the rest beside it
-                set_aside(path, bad, "unreadable lines found while writing the final file")
-            latest = latest_by_key(records)
-            lines = [dumps(latest[k]) + "\n" for k in order if k in latest]
-            known = set(order)
-            lines += [dumps(v) + "\n" for k, v in latest.items() if k not in known]
-            write_atomic(path, "".join(lines))
+def read_config(path: Path, required: tuple[str, ...] = ("benchmark",)) -> dict:
+    """A run's config.json, its fields type-checked (:func:`check_config`): every failure is one ConfigError
+    line naming the file and the field (a config.json of a newer record format is refused: see episodes.py)."""
+    raw = read_bytes(path, what="run config")
+    try:
+        config = loads_line(raw)
+    except BadLine as e:
+        raise ConfigError(f"{path} is not valid JSON ({str(e).removeprefix('line ')}); use another --out, or "
+                          "delete the folder to start over") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path} is not a mua run config (found {type_name(config)}); use another --out")
+    try:
+        check_config(config, str(path), required)
+    except DataError as e:
+        raise ConfigError(str(e)) from None
+    return config
+
+
+def check_config(config: dict, where: str, required: tuple[str, ...] = ("benchmark",)) -> None:
+    """The types of the config.json fields that readers use; DataError naming the first wrong one. Fields in
+    ``required`` must be there (a reader of episodes needs "trials" and "tasks" too)."""
+    check_config_version(config, where)
+    for name in required:
+        if name not in config:
+            raise DataError(f"{where}: field {name!r} is missing")
+    field(config, "benchmark", str, where=where)
+    trials = field(config, "trials", int, where=where, default=1)
+    if trials < 1:
+        raise DataError(f"{where}: field 'trials' should be 1 or more, found {trials}")
+    field(config, "seed", int, where=where, default=0)
+    field(config, "split", str, where=where, default=None, nullable=True)
+    tasks = field(config, "tasks", dict, where=where, default={})
+    for subset in tasks:
+        ids = field(tasks, subset, list, where=f"{where}: tasks")
+        if not all(isinstance(t, (str, int)) and not isinstance(t, bool) for t in ids):
+            raise DataError(f"{where}: tasks of {subset!r} should be a list of task ids (text)")
+    subsets = field(config, "subsets", list, where=where, default=None, nullable=True)
+    if subsets is not None and not all(isinstance(s, str) for s in subsets):
+        raise DataError(f"{where}: field 'subsets' should be a list of subset names (text)")
+    for role in ("agent", "user", "judge"):
+        spec = field(config, role, dict, where=where, default=None, nullable=True)
+        if spec is not None:
+            field(spec, "name", str, where=f"{where}: {role}", default=None, nullable=True)
+            field(spec, "params", dict, where=f"{where}: {role}", default=None, nullable=True)
+    field(config, "metrics", dict, where=where, default=None, nullable=True)
+    field(config, "protocol", dict, where=where, default=None, nullable=True)
+    prices = field(config, "prices", dict, where=where, default=None, nullable=True) or {}
+    for role in prices:
+        entry = field(prices, role, dict, where=f"{where}: prices", nullable=True)
+        if entry is not None:
+            field(entry, "price", dict, where=f"{where}: prices.{role}", default=None, nullable=True)

@@ -6,19 +6,24 @@ config.json records (see metrics.py), so reading results needs neither the adapt
 Numbers are recomputed from the episode rows, never taken from ``summary.json``, so a crashed or partial run
 reads correctly: ``config.json`` says which (task, trial) pairs were expected, the rows say which finished.
 Episodes with an error are counted, never scored. A torn last line (a crash mid-write) is skipped and counted.
+
+:class:`Aggregate` (built by :func:`aggregate`) is the one accumulation of episode records into per-task
+values: ``summary.json`` (summary.py), the leaderboard and the gate all read their numbers from it.
 """
 from __future__ import annotations
 
-import json
 import math
+from itertools import chain
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Iterable, Optional
 
+from .episodes import EpisodeKey, EpisodeRecord, Positions, episode_index
+from .cost import RunCost
 from .errors import ConfigError
-from .jsonl import BadLine, iter_raw_lines, loads_line
 from .metrics import MetricsDeclaration, generic
 from .registry import installed_declaration
+from .results import read_config
 from .stats import is_success
 
 
@@ -28,8 +33,11 @@ class TaskResult:
 
     task_id: str
     expected_trials: int
-    rewards: list[float] = field(default_factory=list)
-    components: dict[str, list[float]] = field(default_factory=dict)  # non-null values per component
+    rewards: list[float] = field(default_factory=list)  # in trial (arrival) order
+    components: dict[str, list[float]] = field(default_factory=dict)  # non-null values per component, scored trials
+    # non-null values per component of every trial not errored, its reward known or not, in arrival order
+    # (what summary.json's component means cover, as they always have)
+    episode_components: dict[str, list[float]] = field(default_factory=dict)
     skipped: set[str] = field(default_factory=set)  # components left uncomputed (null), e.g. no judge model
     errors: int = 0
     unknown: int = 0  # trials with reward null (a check the verdict depends on was skipped)
@@ -154,21 +162,6 @@ class Run:
         return out
 
 
-def _read_json(path: Path) -> dict:
-    try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"{path} not found: is {path.parent} a run directory written by `mua eval`?") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as e:
-        raise ConfigError(f"{path} is not valid JSON ({type(e).__name__}: {e})") from None
-    except OSError as e:
-        raise ConfigError(f"cannot read {path}: {e.strerror or e}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a JSON object")
-    return data
-
-
 def declaration_of(config: dict) -> MetricsDeclaration:
     """The metrics declaration a run was made under: the one config.json records; for a run written before
     declarations were recorded, the installed adapter's (same benchmark name), else the generic mean-reward
@@ -197,63 +190,103 @@ def spec_label(spec: Optional[dict]) -> str:
     return f"{spec.get('name')}" + (f" ({extra})" if extra else "")
 
 
+class Aggregate:
+    """Episode records accumulated into per-task results, one record at a time (records are not kept).
+    ``tasks`` lists the expected task ids per subset (config order); a record of a key outside them, or of a
+    trial past ``trials``, is counted in ``unexpected``. Add each episode once (the latest record of its key)."""
+
+    def __init__(self, declaration: MetricsDeclaration, tasks: dict[str, list[str]], trials: int,
+                 subsets: Optional[list[str]] = None, cost: Optional[RunCost] = None):
+        self.declaration = declaration
+        self.cost = cost  # summary.json's "cost", fed the same records (cost.py)
+        self.trials = trials
+        self.subsets = {s: SubsetResult(s, {str(t): TaskResult(str(t), trials) for t in tasks.get(s, [])})
+                        for s in (subsets if subsets is not None else list(tasks))}
+        self.unexpected = 0
+        self.seen: set[EpisodeKey] = set()
+
+    def _task(self, key: EpisodeKey) -> Optional[TaskResult]:
+        subset = self.subsets.get(key[0])
+        task = subset.tasks.get(key[1]) if subset is not None else None
+        if task is None or not 0 <= key[2] < self.trials:
+            self.unexpected += 1
+            return None
+        self.seen.add(key)
+        return task
+
+    def add(self, record: EpisodeRecord) -> None:
+        task = self._task(record.key)
+        if task is None:
+            return
+        if self.cost is not None:
+            self.cost.add(record.row)
+        task.finished_trials += 1
+        if record.error is not None:
+            task.errors += 1
+            return
+        for name, value in record.components.items():
+            if value is None:
+                task.skipped.add(name)
+            else:
+                task.episode_components.setdefault(name, []).append(value)
+        if record.reward is None:  # unknown: a check the verdict depends on was skipped (e.g. no judge model)
+            task.unknown += 1
+            return
+        task.rewards.append(record.reward)
+        for name, value in sorted(record.components.items()):
+            if value is not None:
+                task.components.setdefault(name, []).append(value)
+
+    def add_invalid(self, key: EpisodeKey, reason: str) -> None:
+        """A finished episode whose line has a field of the wrong type or value: counted, never scored."""
+        task = self._task(key)
+        if task is not None:
+            task.finished_trials += 1
+            task.invalid.append(reason)
+
+    def missing(self, subset: SubsetResult) -> list[tuple[str, int]]:
+        return [(t, k) for t in subset.tasks for k in range(self.trials) if (subset.name, t, k) not in self.seen]
+
+
+def aggregate(records: Iterable[EpisodeRecord], declaration: MetricsDeclaration, tasks: dict[str, list[str]],
+              trials: int, *, invalid: Optional[dict[EpisodeKey, str]] = None,
+              subsets: Optional[list[str]] = None) -> Aggregate:
+    """The per-task results of ``records`` (the latest record of each episode) and of ``invalid`` episodes
+    (key -> reason: finished, never scored), as summary.json, the leaderboard and the gate read them."""
+    agg = Aggregate(declaration, tasks, trials, subsets)
+    for key, reason in (invalid or {}).items():
+        agg.add_invalid(key, reason)
+    for record in records:
+        agg.add(record)
+    for s in agg.subsets.values():
+        s.missing = agg.missing(s)
+    return agg
+
+
 def read_run(path: Path | str) -> Run:
     path = Path(path)
-    config = _read_json(path / "config.json")
+    config_path = path / "config.json"
+    if not config_path.is_file():
+        raise ConfigError(f"{config_path} not found: is {path} a run directory written by `mua eval`?")
+    config = read_config(config_path, required=("benchmark", "trials", "tasks"))
     try:
-        benchmark = str(config["benchmark"])
-        trials = int(config["trials"])
-        task_lists = config["tasks"]
-        subset_names = list(config.get("subsets") or task_lists)
         metrics = declaration_of(config)
-    except (KeyError, TypeError, ValueError) as e:
-        raise ConfigError(f"{path / 'config.json'}: missing or bad field ({e})") from None
-    subsets = {s: SubsetResult(s, {str(t): TaskResult(str(t), trials) for t in task_lists.get(s, [])})
-               for s in subset_names}
-    # A resumed run may hold a trial twice; the later row wins (it is the one the resume kept).
-    rows: dict[tuple[str, str, int], dict] = {}
-    torn = unexpected = 0
-    episodes = path / "episodes.jsonl"
-    if episodes.is_file():
-        for _lineno, raw, complete in iter_raw_lines(episodes):
-            try:
-                row: Any = loads_line(raw, strict=False) if complete else None
-                key = (str(row["subset"]), str(row["task_id"]), int(row["trial"]))
-            except (BadLine, KeyError, TypeError, ValueError):
-                torn += 1  # a torn, garbled or non-UTF-8 line: counted and flagged, never fatal
-                continue
-            if key[0] in subsets and key[1] in subsets[key[0]].tasks and 0 <= key[2] < trials:
-                rows[key] = row
-            else:
-                unexpected += 1
-    for (subset, task_id, _trial), row in sorted(rows.items()):
-        _add_row(subsets[subset].tasks[task_id], row, f"{subset}/{task_id}#{_trial}")
-    for s in subsets.values():
-        s.missing = [(t, k) for t in s.tasks for k in range(trials) if (s.name, t, k) not in rows]
-    return Run(path, benchmark, model_label(config), trials, subsets, config, metrics, torn, unexpected)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _add_row(task: TaskResult, row: dict, where: str) -> None:
-    task.finished_trials += 1
-    reward = row.get("reward")
-    if row.get("error") is not None:
-        task.errors += 1
-        return
-    if reward is None:  # unknown: a check the verdict depends on was skipped (e.g. no judge model)
-        task.unknown += 1
-        task.skipped.update(k for k, v in (row.get("components") or {}).items() if v is None)
-        return
-    values = [reward] + [v for v in (row.get("components") or {}).values() if v is not None]
-    if not all(_is_number(v) for v in values) or not isinstance(row.get("components") or {}, dict):
-        task.invalid.append(where)
-        return
-    task.rewards.append(float(reward))
-    for name, value in sorted((row.get("components") or {}).items()):
-        if value is None:
-            task.skipped.add(name)
-        else:
-            task.components.setdefault(name, []).append(float(value))
+    except ValueError as e:
+        raise ConfigError(f"{config_path}: {e}") from None
+    tasks = {str(s): [str(t) for t in ids] for s, ids in config["tasks"].items()}
+    subsets = [str(s) for s in config.get("subsets") or tasks]
+    positions = Positions(tasks, config["trials"])
+    # A file in config order with each episode once (any finished run) is aggregated during its one read.
+    # Otherwise the index keeps each episode's latest line (a resumed run may hold a trial twice; the later row
+    # is the one the resume kept) and the records are read back one at a time.
+    early = Aggregate(metrics, tasks, config["trials"], subsets)
+    index = episode_index(path / "episodes.jsonl", positions.position, positions.size, in_order=early.add)
+    if index.ordered:
+        agg = early
+        for s in agg.subsets.values():
+            s.missing = agg.missing(s)
+    else:
+        agg = aggregate(chain(index.records(range(positions.size)), index.extra_records()), metrics, tasks,
+                        config["trials"], invalid=index.invalid, subsets=subsets)
+    return Run(path, config["benchmark"], model_label(config), config["trials"], agg.subsets, config, metrics,
+               len(index.bad), agg.unexpected)

@@ -77,14 +77,22 @@ def bootstrap_ci(groups: Sequence[Sequence[float]], *, weighting: str = "pooled"
         raise ValueError("no tasks to estimate from")
     sizes = [len(g) for g in groups]
     value = combine([mean(g) for g in groups], sizes, weighting)
+    stats = resampled_means(groups, weighting, resamples, seed)
+    tail = (1.0 - confidence) / 2
+    return Estimate(value, quantile(stats, tail), quantile(stats, 1.0 - tail), sum(sizes))
+
+
+def resampled_means(groups: Sequence[Sequence[float]], weighting: str, resamples: int, seed: int) -> list[float]:
+    """The bootstrap: ``resamples`` combined means, each group resampled with replacement at its own size,
+    sorted. The one resampling loop behind every interval and paired test here."""
+    sizes = [len(g) for g in groups]
     rng = random.Random(seed)
     stats = []
     for _ in range(resamples):
         means = [math.fsum(rng.choices(g, k=len(g))) / len(g) for g in groups]
         stats.append(combine(means, sizes, weighting))
     stats.sort()
-    tail = (1.0 - confidence) / 2
-    return Estimate(value, quantile(stats, tail), quantile(stats, 1.0 - tail), sum(sizes))
+    return stats
 
 
 @dataclass(frozen=True)
@@ -110,12 +118,7 @@ def paired_bootstrap(diffs: Sequence[Sequence[float]], *, margin: float = 0.0, c
         raise ValueError("no paired tasks")
     sizes = [len(g) for g in groups]
     delta = combine([mean(g) for g in groups], sizes, "pooled")
-    rng = random.Random(seed)
-    stats = []
-    for _ in range(resamples):
-        means = [math.fsum(rng.choices(g, k=len(g))) / len(g) for g in groups]
-        stats.append(combine(means, sizes, "pooled"))
-    stats.sort()
+    stats = resampled_means(groups, "pooled", resamples, seed)
     tail = (1.0 - confidence) / 2
     # The 1e-12 slack keeps "exactly at the margin" on the no-regression side despite float rounding.
     p = sum(1 for s in stats if s >= -margin - 1e-12) / resamples

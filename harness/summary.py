@@ -1,10 +1,17 @@
-"""Run-level metrics from episode records: pass^k as tau2 defines it, mean reward and components, errors."""
+"""summary.json: run-level metrics read off the one :class:`~harness.runs.Aggregate` (tau2's pass^k, mean reward
+and components, errors, plus the summary values the benchmark's metrics declaration names).
+
+The arithmetic is kept exactly as summary.json has always been computed (plain left-to-right sums over values
+in episode order, then one division), so summaries of existing runs stay byte-identical. The leaderboard and
+the gate read the same per-task values with their own estimators (bootstrap intervals, paired tests).
+"""
 from __future__ import annotations
 
-from array import array
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from . import stats
+from .metrics import PASS_HAT_K, REWARD, SUCCESS, MetricsDeclaration
+from .runs import Aggregate, SubsetResult, TaskResult
 from .stats import is_success
 
 
@@ -12,50 +19,74 @@ def _mean(values: Sequence[float]) -> Optional[float]:
     return sum(values) / len(values) if values else None
 
 
-class EpisodeStats:
-    """Run metrics accumulated one episode record at a time, so a summary needs no list of records: memory is
-    one float per scored value (kept in arrays, summed in arrival order exactly as a list would be)."""
+def episode_stats(tasks: Sequence[TaskResult], trials: int) -> dict[str, Any]:
+    """Counts, pass^k (k up to the fewest scored trials any task has, as tau2 caps it), mean reward and the
+    mean of each score component over ``tasks``; errored and unknown-reward episodes are counted, not scored."""
+    scored = [t for t in tasks if t.rewards]
+    out: dict[str, Any] = {"tasks": len(scored), "episodes": sum(t.finished_trials for t in tasks),
+                           "errors": sum(t.errors for t in tasks), "unknown_rewards": sum(t.unknown for t in tasks)}
+    top = stats.max_k([len(t.rewards) for t in scored])
+    for k in range(1, trials + 1):
+        out[f"pass^{k}"] = (_mean([stats.pass_hat_k(len(t.rewards), t.successes, k) for t in scored])
+                            if k <= top else None)
+    out["mean_reward"] = _mean([x for t in scored for x in t.rewards])
+    names = sorted({n for t in tasks for n in t.episode_components})
+    out["components"] = {n: _mean([x for t in tasks for x in t.episode_components.get(n, ())]) for n in names}
+    out["incomplete_components"] = sorted(set().union(*(t.skipped for t in tasks)))
+    return out
 
-    def __init__(self) -> None:
-        self.per_task: dict[tuple[str, str], array] = {}
-        self.components: dict[str, array] = {}
-        self.skipped: set[str] = set()
-        self.episodes = self.errors = self.unknown = 0
 
-    def add(self, r: dict) -> None:
-        self.episodes += 1
-        if r.get("error"):
-            self.errors += 1
-            return
-        for name, value in (r.get("components") or {}).items():
-            if value is None:
-                self.skipped.add(name)
-            else:
-                self.components.setdefault(name, array("d")).append(value)
-        if r.get("reward") is None:
-            self.unknown += 1
-            return
-        self.per_task.setdefault((r["subset"], r["task_id"]), array("d")).append(r["reward"])
+def _values(task: TaskResult, measure: str) -> list[float]:
+    """One task's episode values of a declared measure (scored trials; components of any unerrored trial)."""
+    if measure == SUCCESS:
+        return [1.0 if is_success(r) else 0.0 for r in task.rewards]
+    if measure == REWARD:
+        return task.rewards
+    return task.episode_components.get(measure, [])
 
-    def result(self, trials: int) -> dict:
-        per_task = self.per_task
-        out: dict[str, Any] = {"tasks": len(per_task), "episodes": self.episodes, "errors": self.errors,
-                               "unknown_rewards": self.unknown}
-        # As tau2: pass^k only for k up to the fewest scored trials any task has.
-        top = stats.max_k([len(rs) for rs in per_task.values()])
-        for k in range(1, trials + 1):
-            out[f"pass^{k}"] = (_mean([stats.pass_hat_k(len(rs), sum(map(is_success, rs)), k)
-                                       for rs in per_task.values()]) if k <= top else None)
-        out["mean_reward"] = _mean([x for rs in per_task.values() for x in rs])
-        out["components"] = {name: _mean(vals) for name, vals in sorted(self.components.items())}
-        out["incomplete_components"] = sorted(self.skipped)
+
+def declared_fields(decl: MetricsDeclaration, subsets: Sequence[SubsetResult]) -> dict[str, Any]:
+    """The summary values ``decl`` names (each metric with a ``summary`` key: the plain mean over episodes
+    that have a value, null when none do, rounded to its ``digits``); for several subsets with unerrored
+    episodes, also per subset under ``by_subset``, in declared subset order."""
+    declared = [m for m in decl.metrics if m.summary and m.measure != PASS_HAT_K]
+    if not declared or not any(t.finished_trials for s in subsets for t in s.tasks.values()):
+        return {}
+    present = [s for s in subsets if any(t.finished_trials > t.errors for t in s.tasks.values())]
+
+    def fields(group: Sequence[SubsetResult]) -> dict[str, Optional[float]]:
+        out: dict[str, Optional[float]] = {}
+        for m in declared:
+            mean = _mean([v for s in group for t in s.tasks.values() for v in _values(t, m.measure)])
+            out[str(m.summary)] = round(mean, m.digits) if mean is not None and m.digits is not None else mean
         return out
 
+    summary: dict[str, Any] = fields(present)
+    if len(present) > 1:
+        order = {s: i for i, s in enumerate(decl.subsets)}
+        ordered = sorted(present, key=lambda s: (order.get(s.name, len(order)), s.name))
+        summary["by_subset"] = {s.name: fields([s]) for s in ordered}
+    return summary
 
-def summarize_episodes(records: Iterable[dict], trials: int) -> dict:
-    """Metrics over a set of episode records (one subset or pooled). Errored episodes are counted, not scored;
-    so are episodes whose reward is unknown (null: a check the verdict depends on was skipped)."""
-    acc = EpisodeStats()
-    for r in records:
-        acc.add(r)
-    return acc.result(trials)
+
+def summary_json(config: dict, agg: Aggregate) -> dict[str, Any]:
+    """summary.json of a run: per subset (config order) and overall."""
+    trials = config["trials"]
+    subsets = list(agg.subsets.values())
+    every_task = [t for s in subsets for t in s.tasks.values()]
+    overall = episode_stats(every_task, trials)
+    expected = sum(len(ids) for ids in config["tasks"].values()) * trials
+    agent = config.get("agent") or {}
+    return {
+        "benchmark": config["benchmark"],
+        "model": agent.get("name", "?"),
+        "complete": overall["episodes"] == expected,
+        "expected_episodes": expected,
+        "finished": overall["episodes"],
+        "errors": overall["errors"],
+        "trials": trials,
+        "subsets": {s.name: episode_stats(list(s.tasks.values()), trials) | declared_fields(agg.declaration, [s])
+                    for s in subsets},
+        "overall": overall | declared_fields(agg.declaration, subsets),
+        **({"cost": cost} if agg.cost is not None and (cost := agg.cost.result()) is not None else {}),
+    }

@@ -25,7 +25,7 @@ from .errors import ConfigError
 from .files import read_bytes, read_json
 from .interfaces import Benchmark
 from .jsonl import BadLine, loads_line
-from .results import latest_by_key, read_jsonl
+from .episodes import latest_episodes
 from .stats import is_success
 from .view_ground import GroundTruth
 from .view_headline import headline
@@ -99,7 +99,7 @@ def load_source(path: Path, data_dir: Optional[Path] = None, ground: bool = True
 
 def _episode_rows(path: Path) -> list[dict]:
     episodes = path / "episodes.jsonl"
-    return list(latest_by_key(read_jsonl(episodes)).values()) if episodes.is_file() else []
+    return [r.row for r in latest_episodes(episodes)[0].values()]  # a missing file: no rows
 
 
 SAMPLE_FILE = re.compile(r"step-(\d+)\.(\d+)\.jsonl")  # samples/step-<global step>.<rollout at that step>.jsonl

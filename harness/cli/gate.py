@@ -25,8 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "benchmarks). A different user simulator model only prints a warning line.")
     p.add_argument("--baseline", type=Path, metavar="RUN_A", help="baseline run directory")
     p.add_argument("--candidate", type=Path, metavar="RUN_B", help="candidate run directory")
-    p.add_argument("--metric", default="reward", help="per-task value compared: reward (default), success, or "
-                   "a score component name (see a run's episodes.jsonl)")
+    p.add_argument("--metric", default=None, help="per-task value compared: reward, success, or a score "
+                   "component name (see a run's episodes.jsonl); default: the benchmark's declared headline "
+                   "measure (success for pass^k benchmarks, else the measure its headline column reports)")
     p.add_argument("--margin", type=float, default=0.0, help="tolerated drop as a fraction of the metric "
                    "(0.02 = 2 points; default 0)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence required to call a regression")

@@ -19,6 +19,7 @@ from ..interfaces import Agent, Benchmark, User
 from ..play import HELP, Abandoned, Terminal, TerminalAgent, TerminalUser, Player
 from ..protocol import RoleProtocol, data_record, record, role_params
 from ..registry import open_benchmark
+from ..episodes import EpisodeRecord
 from ..results import JsonlAppender, RunDir, write_json
 from ..runner import EpisodeResult, agent_view, run_episode
 from ..seeds import episode_seed
@@ -159,11 +160,12 @@ def _record(bench: Benchmark, task: Task, seed: int, result: EpisodeResult) -> d
     """The episode's row, in the shape `mua eval` writes."""
     score = result.score
     assert score is not None
-    return {"benchmark": bench.name, "subset": task.subset, "task_id": task.id, "trial": 0, "seed": seed,
-            "reward": score.reward, "components": score.components, "termination": result.termination,
-            "turns": result.turns, "messages": [m.to_dict() for m in result.messages],
-            "usage": {"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict()},
-            "info": score.info, "error": None}
+    return EpisodeRecord.new(
+        benchmark=bench.name, subset=task.subset, task_id=task.id, trial=0, seed=seed, reward=score.reward,
+        components=score.components, termination=result.termination, turns=result.turns,
+        messages=[m.to_dict() for m in result.messages],
+        usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict()}, info=score.info,
+        error=None).row
 
 
 def _write(out: RunDir, config: dict, row: dict) -> None:

@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from mua.harness.batch import _Tally
+from mua.harness.episodes import EpisodeRecord
+from mua.harness.progress import Tally as _Tally
 from mua.harness.cli import main
 from mua.harness.runs import read_run
 
@@ -151,6 +152,6 @@ def test_progress_shows_a_fraction_of_scored_episodes():
     assert tally.text() == "pass -"
     for record in ({"reward": 1.0, "error": None}, {"reward": 0.0, "error": None}, {"reward": None, "error": None},
                    {"reward": None, "error": "model error: boom"}, {"reward": 1.0, "error": None}):
-        tally.add(record)
+        tally.add(EpisodeRecord.from_json({"subset": "s", "task_id": "t", "trial": 0, **record}, "test"))
     assert tally.text() == "pass 2/3 = 0.667, unknown 1, errors 1"
     assert not math.isnan(tally.passed / tally.scored)

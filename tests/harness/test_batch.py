@@ -15,7 +15,11 @@ from mua.harness.batch import EvalPlan, run_eval
 from mua.harness.build import ModelSpec
 from mua.harness.errors import ConfigError
 from mua.harness.registry import register_benchmark
-from mua.harness.results import read_jsonl
+from mua.harness.episodes import latest_episodes
+
+
+def read_jsonl(path):
+    return [r.row for r in latest_episodes(path)[0].values()]
 
 HELPERS = Path(__file__).resolve().parents[1]
 

@@ -96,6 +96,24 @@ def test_component_metric(make_run):
     assert not v.passed and v.test.delta == pytest.approx(-0.8)
 
 
+def test_gate_tests_the_declared_headline_measure(make_run):
+    """ACEBench's headline is end_state: equal rewards do not hide an end_state drop; tau2's is pass^k, so a
+    partial reward that rises while successes fall is a regression."""
+    def ace(end_state):
+        return {"reward": 0.5, "components": {"end_state": end_state, "process": 1.0}}
+    base = make_run("base", "acebench", {"agent_multi_turn_en": {f"t{i}": [ace(1.0)] for i in range(20)}})
+    cand = make_run("cand", "acebench", {"agent_multi_turn_en": {f"t{i}": [ace(0.0)] for i in range(20)}})
+    v = compare(read_run(base), read_run(cand), GateSettings(**FAST))
+    assert v.metric == "end_state" and not v.passed and v.test.delta == pytest.approx(-1.0)
+    assert compare(read_run(base), read_run(cand), GateSettings(metric="reward", **FAST)).passed
+
+    base = make_run("tb", "tau2", {"retail": {f"t{i}": [{"reward": 1.0}] for i in range(20)}})
+    cand = make_run("tc", "tau2", {"retail": {f"t{i}": [{"reward": 1.0 if i < 5 else 0.99}] for i in range(20)}})
+    v = compare(read_run(base), read_run(cand), GateSettings(**FAST))
+    assert v.metric == "success" and not v.passed and v.test.delta == pytest.approx(-0.75)
+    assert compare(read_run(base), read_run(cand), GateSettings(metric="reward", margin=0.02, **FAST)).passed
+
+
 def test_mismatched_benchmarks_is_a_usage_error(make_run, capsys):
     a = make_run("a", "tau2", {"retail": outcomes("1")})
     b = make_run("b", "bfcl_v3", {"multi_turn_base": outcomes("1")})

@@ -1,13 +1,24 @@
 import pytest
 
-from mua.harness.summary import summarize_episodes
+from mua.harness.episodes import EpisodeRecord
+from mua.harness.metrics import generic
+from helpers.records import summarize
+
+_trials: dict = {}
 
 
 def rec(task, reward, error=None, components=None):
-    return {"subset": "s", "task_id": task, "reward": reward, "error": error, "components": components or {}}
+    trial = _trials[task] = _trials.get(task, -1) + 1
+    return EpisodeRecord.from_json({"subset": "s", "task_id": task, "trial": trial % 2, "reward": reward,
+                                    "error": error, "components": components or {}}, "test")
+
+
+def summarize_episodes(rows, trials):
+    return summarize(rows, generic("b"), trials)
 
 
 def test_summary_pools_tasks_and_counts_errors_apart():
+    _trials.clear()
     rows = [rec("a", 1.0), rec("a", 1.0), rec("b", 1.0), rec("b", 0.0), rec("c", None, error="model error: x"),
             rec("c", 0.0, components={"db": 0.0, "nl_assertion": None})]
     s = summarize_episodes(rows, trials=2)
@@ -20,5 +31,6 @@ def test_summary_pools_tasks_and_counts_errors_apart():
 
 
 def test_success_is_reward_within_tolerance_of_one():
+    _trials.clear()
     rows = [rec("a", 1.0 - 1e-7), rec("b", 0.999), rec("c", 1.0 + 1e-7)]
     assert summarize_episodes(rows, trials=1)["pass^1"] == pytest.approx(2 / 3)

@@ -38,7 +38,7 @@ def mark(name):
     marks.setdefault(name, time.perf_counter() - T0)
 from mua.harness.cli import main
 import mua.harness.cli.eval
-from mua.harness import batch
+from mua.harness import batch, schedule
 from mua.harness.models import openai_client
 mark("imports done")
 
@@ -62,11 +62,11 @@ async def first_attempt(self, *a, **k):
     mark("first request sent")
     return await attempt(self, *a, **k)
 openai_client.OpenAIChatModel._attempt = first_attempt
-finish = batch._finish
+finish = schedule._summary
 def finishing(*a, **k):
     mark("episodes done")
     return finish(*a, **k)
-batch._finish = finishing
+schedule._summary = finishing
 argv, profile_to, marks_to = json.loads(sys.argv[1])
 if profile_to:
     import cProfile
@@ -144,12 +144,12 @@ def breakdown(graph: CallGraph) -> list[tuple[str, float]]:
     score = graph.edge(h + "runner.py:run_episode", ":score")
     judge_chat = graph.edge(":judge_nl_assertions", h + "models/openai_client.py:chat")
     tools = graph.total(h + "runner.py:_execute")
-    play = graph.total(h + "batch.py:_play")
-    episode = graph.edge(h + "batch.py:_play", h + "runner.py:run_episode")
-    make = graph.edge(h + "batch.py:_play", h + "build.py:make_agent") + \
-        graph.edge(h + "batch.py:_play", h + "build.py:make_user")
+    play = graph.total(h + "eval_episode.py:play_episode")
+    episode = graph.edge(h + "eval_episode.py:play_episode", h + "runner.py:run_episode")
+    make = graph.edge(h + "eval_episode.py:play_episode", h + "build.py:make_agent") + \
+        graph.edge(h + "eval_episode.py:play_episode", h + "build.py:make_user")
     writes = graph.total(h + "results.py:append") + graph.total(h + "results.py:commit") + \
-        graph.total(h + "batch.py:_finish") + graph.total(h + "results.py:write_json")
+        graph.total(h + "schedule.py:_summary") + graph.total(h + "results.py:write_json")
     return [
         ("request building (request body to JSON bytes)", build),
         ("HTTP client (send, wait for and read the answer)", http),

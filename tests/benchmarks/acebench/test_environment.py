@@ -9,7 +9,7 @@ import pytest
 
 from mua.benchmarks.acebench.apis import SCENARIO_CLASSES
 from mua.benchmarks.acebench.environment import AceExecutor
-from mua.harness.metrics import summary_fields
+from helpers.records import summary_fields
 from mua.harness.types import ToolCall
 
 FIXTURE = Path(__file__).parent / "fixtures" / "official_methods.json"

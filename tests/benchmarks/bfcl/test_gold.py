@@ -5,7 +5,7 @@ import asyncio
 import pytest
 
 from mua.benchmarks.bfcl import BfclBenchmark
-from mua.harness.metrics import summary_fields
+from helpers.records import summary_fields
 from mua.harness.runner import run_episode
 
 OFFICIAL_GOLD_FAILURES = {"multi_turn_base_154": "multi_turn:force_terminated"}

@@ -55,10 +55,10 @@ def test_an_endpoint_that_generates_to_its_limit_is_reported(capsys):
 
 def test_progress_shows_model_turns_and_tokens_per_s_during_a_local_run(tiny_checkpoint, tmp_path, capsys,
                                                                         monkeypatch):
-    from mua.harness import batch
+    from mua.harness import progress
     from mua.harness.cli import main
 
-    monkeypatch.setattr(batch, "ACTIVITY_EVERY_S", 0.01)
+    monkeypatch.setattr(progress, "ACTIVITY_EVERY_S", 0.01)
     assert main(["eval", "--benchmark", "pack", "--data-dir", str(PACK), "--agent-model", str(tiny_checkpoint),
                  "--agent-params", '{"max_tokens": 8}', "--limit", "2", "--trials", "1",
                  "--out", str(tmp_path / "run")]) == 0
