@@ -9,17 +9,19 @@ from pathlib import Path
 from typing import Optional
 
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import Agent, ChatModel, Limits, User
+from mua.harness.interfaces import Agent, ChatModel, EpisodeSpec, Limits, User
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration
 from mua.harness.types import Task
 from mua.harness.users import SimulatedUser
 
 from ..tau2.benchmark import Tau2Benchmark
 from ..tau2.domain import Tau2Domain
+from ..tau2.environment import Tau2Environment
 from ..tau2.gold import gold_agent as tau2_gold_agent
 from ..tau2.gold import gold_user as tau2_gold_user
 from ..tau2.prompts import USER_STOP_MARKERS, scenario_text
 from ..tau2.tasks import Tau2Context
+from .environment import PackEnvironment
 from .loader import Pack, load_pack
 from .users import ScenarioUser, asking_gold_agent, opening
 
@@ -64,6 +66,13 @@ class PackBenchmark(Tau2Benchmark):
         return [Task(id=str(r["id"]), benchmark=self.name, subset=SUBSET, scenario=r["user_scenario"],
                      initial_state=r.get("initial_state"), evaluation=r.get("evaluation_criteria"), split=split,
                      raw=r, context=Tau2Context()) for r in records]
+
+    def start(self, task: Task) -> EpisodeSpec:
+        spec = super().start(task)
+        tau2_env = spec.env
+        assert isinstance(tau2_env, Tau2Environment)
+        spec.env = PackEnvironment(tau2_env.domain, tau2_env.state())
+        return spec
 
     def limits(self, task: Task) -> Limits:
         return Limits(max_messages=self.pack.max_messages, max_errors=self.pack.max_errors)

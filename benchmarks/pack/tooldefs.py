@@ -18,6 +18,7 @@ from mua.harness.errors import DataError
 
 from ..tau2.domain import Record, ToolDef
 from ..tau2.schema import tool_spec
+from .isolation import DEFAULT_TIMEOUT_S, run_isolated
 
 _SCALARS: dict[Any, dict] = {str: {"type": "string"}, int: {"type": "integer"}, float: {"type": "number"},
                              bool: {"type": "boolean"}, dict: {"type": "object"}, list: {"type": "array"}}
@@ -34,7 +35,7 @@ def import_tools(path: Path, relpath: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)  # the pack author's code, imported like an adapter's
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # SystemExit at import time must not end mua silently either
         raise DataError(f"pack: importing {relpath} failed: {type(e).__name__}: {e}") from None
     sys.modules[name] = module
     return module
@@ -69,7 +70,17 @@ def _returning_records(fn: Callable) -> Callable:
     return call
 
 
-def tool_defs(module: ModuleType, relpath: str) -> dict[str, ToolDef]:
+def _isolated(fn: Callable, name: str, timeout_s: float) -> Callable:
+    # The author's code runs in its own thread with a time limit; what it returns is serialised there, so the
+    # caller gets text or ToolFailed (an "Error: ..." tool result), whatever the code does (isolation.py).
+    records = _returning_records(fn)
+
+    def call(db: Any, **kwargs: Any) -> str:
+        return run_isolated(records, db, kwargs, name=name, timeout_s=timeout_s)
+    return call
+
+
+def tool_defs(module: ModuleType, relpath: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, ToolDef]:
     """Every public function defined in the module, in source order, as a tool. Each is re-executed when a
     trajectory is scored, so tools must be deterministic functions of the database and their arguments."""
     functions = [f for name, f in vars(module).items()
@@ -97,6 +108,6 @@ def tool_defs(module: ModuleType, relpath: str) -> dict[str, ToolDef]:
         if not description:
             raise DataError(f"{where}: needs a docstring (it is the tool's description the agent sees)")
         spec, sig = tool_spec(fn.__name__, description, fields, docs)
-        tools[fn.__name__] = ToolDef(spec=spec, func=_returning_records(fn), params=sig, owner="Tools",
+        tools[fn.__name__] = ToolDef(spec=spec, func=_isolated(fn, fn.__name__, timeout_s), params=sig, owner="Tools",
                                      mutates=True, kind="write")
     return tools
