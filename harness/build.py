@@ -1,13 +1,13 @@
 """Builds the objects of one episode from names: which agent, which user, with which models and seeds."""
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from .agents import ModelAgent
-from .errors import ConfigError
+from .errors import ConfigError, DataError
+from .files import read_json
 from .interfaces import Agent, Benchmark, ChatModel, User
 from .types import Task
 
@@ -124,8 +124,8 @@ def trained_on(model_name: str) -> Optional[dict]:
     (so every score of the model can be traced to its training split)."""
     path = Path(model_name) / TRAIN_CONFIG
     try:
-        saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, ValueError):
+        saved = read_json(path, what="train config") if path.is_file() else None
+    except DataError:
         return {"unreadable": str(path)}
     if not isinstance(saved, dict):
         return None

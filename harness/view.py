@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from .errors import ConfigError
+from .jsonl import BadLine, loads_line
 from .interfaces import Benchmark
 from .results import latest_by_key, read_jsonl
 from .stats import is_success
@@ -106,9 +107,9 @@ def _read_lines(path: Path) -> list[dict]:
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             try:
-                value = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a torn last line of a run still in progress
+                value = loads_line(line)
+            except BadLine:
+                continue  # a torn last line of a run still in progress (or a damaged one)
             if isinstance(value, dict):
                 out.append(value)
     return out

@@ -73,12 +73,12 @@ def row_stream(row: dict, tokenizer, stop_ids: set[int]) -> TokenStream:
     the way the policy builds its own: the first agent reply's prompt rendered by the chat template, each
     agent reply teacher-forced as the template's ids (trained on), everything between as template suffixes
     (masked). Assistant messages before the first user message (a benchmark's scripted greeting) are prompt."""
-    import json
-
+    from mua.harness.files import parse_json
     from mua.harness.types import Message, ToolSpec
 
+    listed = parse_json(row.get("tools") or "[]", where="dataset row's tools")
     tools = [ToolSpec(t["function"]["name"], t["function"].get("description", ""),
-                      t["function"].get("parameters") or {}) for t in json.loads(row.get("tools") or "[]")]
+                      t["function"].get("parameters") or {}) for t in listed]
     policy = teacher_policy(tokenizer, stop_ids)
     view: list[Message] = []
     for d in row["messages"]:

@@ -3,10 +3,11 @@ before `mua train`. Loss on the agent's own tokens only, rendered as RL renders 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError
+from ..files import type_name
+from ..jsonl import BadLine, iter_raw_lines, loads_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,10 +35,16 @@ def read_rows(path: Path) -> list[dict]:
     if not path.exists():
         raise ConfigError(f"no dataset at {path} (write one with `mua export RUN --out {path}`)")
     if path.is_file():
-        try:
-            return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        except ValueError as e:
-            raise ConfigError(f"{path}: not JSON lines ({e})") from None
+        rows = []
+        for lineno, raw, _complete in iter_raw_lines(path):
+            try:
+                row = loads_line(raw)
+            except BadLine as e:
+                raise DataError(f"dataset {path}, line {lineno}: {e}") from None
+            if not isinstance(row, dict):
+                raise DataError(f"dataset {path}, line {lineno}: expected a JSON object, found {type_name(row)}")
+            rows.append(row)
+        return rows
     try:
         import datasets
     except ImportError:

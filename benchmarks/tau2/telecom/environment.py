@@ -19,7 +19,7 @@ import inspect
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from mua.harness.datafiles import require_file
+from mua.harness.datafiles import load_text
 
 from ..domain import Param, Record, Tau2Domain, ToolDef
 from ..schema import INTEGER, STRING, tool_spec
@@ -135,7 +135,7 @@ class TelecomDomain(Tau2Domain):
         folder = "tau2/domains/telecom"
 
         def read(name: str) -> str:
-            return require_file(data_dir, f"{folder}/{name}").read_text(encoding="utf-8")
+            return load_text(data_dir, f"{folder}/{name}")
 
         main = read("main_policy.md")
         policies = {kind: (f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n"
