@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError, DataError
-from ..files import type_name
+from ..files import field, type_name
 from ..jsonl import BadLine, iter_raw_lines, loads_line
 
 
@@ -43,6 +43,10 @@ def read_rows(path: Path) -> list[dict]:
                 raise DataError(f"dataset {path}, line {lineno}: {e}") from None
             if not isinstance(row, dict):
                 raise DataError(f"dataset {path}, line {lineno}: expected a JSON object, found {type_name(row)}")
+            where = f"dataset {path}, line {lineno}"
+            field(row, "messages", list, where=where)
+            field(row, "tools", str, where=where, default=None)
+            field(row, "reward", float, where=where, default=None, nullable=True)
             rows.append(row)
         return rows
     try:
