@@ -16,6 +16,7 @@ from mua.harness.build import TRAIN_CONFIG, TRAINED_TASKS
 from mua.harness.errors import ConfigError, DataError
 from mua.harness.files import read_json
 from mua.harness.jsonl import BadLine, loads_line
+from mua.harness.outputs import describe
 
 from .checkpoints import last_complete_checkpoint
 from .config import CONSTANT_SCHEDULES, TrainConfig
@@ -58,8 +59,8 @@ def checkpoint_to_resume(cfg: TrainConfig) -> Optional[str]:
                           "run, drop --no-resume")
     saved_path = out / CONFIG_FILE
     if not saved_path.is_file():
-        raise ConfigError(f"output_dir {out} is not empty but holds no {CONFIG_FILE}, so it is not a mua train "
-                          "run to resume; choose a new or empty --output-dir")
+        raise ConfigError(f"output_dir {out} holds no {CONFIG_FILE} (it holds {describe(out)}), so it is not a mua "
+                          "train run to resume; choose a new or empty --output-dir")
     saved = read_json(saved_path, what="train config", expect=dict)
     old, new = _comparable(saved), _comparable(cfg.settings())
     differ = sorted(k for k in old.keys() & new.keys() if old[k] != new[k])

@@ -9,6 +9,7 @@ from ..batch import EvalPlan, run_eval
 from ..build import GOLD, ModelSpec
 from ..data import resolve_data_dir
 from ..errors import ConfigError
+from ..outputs import check_output, is_mua_run
 from ..registry import benchmark_names
 from .common import add_data_dir, add_model_flags, add_request_timeout, finite, model_spec
 
@@ -73,6 +74,9 @@ def run(args: argparse.Namespace) -> int:
     bench = benchmark_class(args.benchmark)
     plan = plan_from_args(args, bench.subsets, bench.default_split)
     out = Path(args.out or Path("results") / f"{plan.benchmark}-{_slug(plan.agent.name)}")
+    if not is_mua_run(out):  # a run is resumed; anything else (a checkpoint, a dataset, files) is left alone
+        local = [s.name for s in (plan.agent, plan.user, plan.judge) if s is not None and s.base_url is None]
+        check_output(out, flag="--out", overwrite=None, inputs=[n for n in local if Path(n).exists()])
     outcome = asyncio.run(run_eval(plan, out, resolve_data_dir(args.data_dir), concurrency=args.concurrency,
                                    progress=not args.no_progress, retry_errors=not args.keep_errors,
                                    max_error_streak=args.max_error_streak,

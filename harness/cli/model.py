@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import ConfigError
+from ..outputs import add_overwrite_flag, check_output
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sliding-window", type=_positive, default=None, metavar="N",
                    help="every layer attends to the last N tokens only (default: the whole sequence); helps a "
                         "tiny model learn to copy from the conversation behind a long system prompt")
+    add_overwrite_flag(p, "the checkpoint")
     p.set_defaults(func=run)
 
 
@@ -37,6 +39,7 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output(args.out_dir, flag="OUT_DIR", overwrite=args.overwrite, command="mua model tiny")
     try:
         from ..models.tiny import build_tiny_checkpoint  # lazy: needs torch and transformers (extra `local`)
     except ImportError as e:

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..build import open_model
 from ..data import resolve_data_dir
 from ..errors import ConfigError
+from ..outputs import add_overwrite_flag, check_output
 from ..replay import TaskIndex, read_items, score_all
 from ..results import dumps, write_atomic
 from ..stats import is_success
@@ -26,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", type=int, default=8, help="trajectories scored at once (judge calls)")
     add_request_timeout(p)
     add_data_dir(p)
+    add_overwrite_flag(p, "--out")
     p.set_defaults(func=run)
 
 
@@ -47,6 +49,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--trajectories {args.trajectories}: no such file")
     if args.out != "-":
         check_output_file("--out", Path(args.out))
+        check_output(args.out, flag="--out", overwrite=args.overwrite, inputs=[args.trajectories])
     rows = asyncio.run(_score(args))
     text = "".join(dumps(r) + "\n" for r in rows)
     if args.out == "-":

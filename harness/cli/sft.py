@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError, DataError
+from ..outputs import add_overwrite_flag, check_output
 from ..files import field, type_name
 from ..jsonl import BadLine, iter_raw_lines, loads_line
 
@@ -18,6 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--policy", required=True, help="checkpoint directory to start from")
     p.add_argument("--dataset", required=True, type=Path, help="`mua export` output (datasets folder or .jsonl)")
     p.add_argument("--output-dir", required=True, help="where the fine-tuned checkpoint is written")
+    add_overwrite_flag(p, "the checkpoint")
     p.add_argument("--min-reward", type=float, help="train only on rows with at least this reward")
     p.add_argument("--epochs", type=float, default=1.0, help="passes over the dataset (default 1)")
     p.add_argument("--max-steps", type=int, default=-1, help="optimizer steps (overrides --epochs when > 0)")
@@ -62,6 +64,7 @@ def read_rows(path: Path) -> list[dict]:
 def run(args: argparse.Namespace) -> int:
     if not (Path(args.policy) / "config.json").is_file():
         raise ConfigError(f"--policy {args.policy}: not a model checkpoint directory (no config.json)")
+    check_output(args.output_dir, flag="--output-dir", overwrite=args.overwrite, inputs=[args.policy, args.dataset])
     rows = read_rows(args.dataset)
     if args.min_reward is not None:
         rows = [r for r in rows if isinstance(r.get("reward"), (int, float)) and r["reward"] >= args.min_reward]
