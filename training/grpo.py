@@ -63,6 +63,14 @@ def user_factory(bench: Benchmark, cfg: TrainConfig) -> UserFactory:
     return UserFactory(bench, open_model(ModelSpec(cfg.user_model, cfg.user_base_url, model_params(cfg.user_params))))
 
 
+def endpoint_specs(cfg: TrainConfig) -> list[Optional[ModelSpec]]:
+    """The user and judge models as `mua train` opens them (checked once before the policy loads)."""
+    user = None if cfg.user_model in (None, SCRIPTED) else ModelSpec(cfg.user_model, cfg.user_base_url,
+                                                                     model_params(cfg.user_params))
+    judge = ModelSpec(cfg.judge_model, cfg.judge_base_url, model_params(cfg.judge_params)) if cfg.judge_model else None
+    return [user, judge]
+
+
 def judge_model(cfg: TrainConfig) -> Optional[ChatModel]:
     """The judge model, opened as `mua eval` opens it."""
     if not cfg.judge_model:

@@ -16,8 +16,14 @@ DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a s
 COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "train", "sft", "export", "model")
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        # one line, as every other mua error (a flag's bad value names the flag and the value)
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mua", description=DESCRIPTION)
+    parser = _Parser(prog="mua", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:

@@ -13,6 +13,49 @@ from ..jsonl import BadLine, loads_line
 from ..models.openai_client import check_base_url
 
 
+# -- numeric flags, checked as they are parsed (argparse reports a bad value in one line: see cli/__init__.py) --
+def _parsed(text: str, kind: type) -> float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = int(_parsed(text, int))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = int(_parsed(text, int))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    return _parsed(text, float)
+
+
+def non_negative_float(text: str) -> float:
+    value = _parsed(text, float)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = _parsed(text, float)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
 def add_data_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="benchmark data directory (default: $MUA_DATA_DIR, ../shared/data, "
                                       "then the cache filled by `mua data pull`)")
@@ -24,15 +67,21 @@ def add_model_flags(p: argparse.ArgumentParser, role: str, help_text: str) -> No
                                               "(default: $OPENAI_BASE_URL, else http://127.0.0.1:8000/v1)")
     p.add_argument(f"--{role}-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help=f"environment variable holding the {role} endpoint's API key (default OPENAI_API_KEY)")
-    p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
+    p.add_argument(f"--{role}-temperature", type=non_negative_float, help=f"sampling temperature for the {role} model "
                                                              "(default: the benchmark protocol's)")
     p.add_argument(f"--{role}-params", metavar="JSON", help=f"extra request parameters for the {role} model, "
                                                             'as a JSON object, e.g. \'{"max_tokens": 2048}\'')
 
 
 def add_request_timeout(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--request-timeout", type=float, metavar="S",
+    p.add_argument("--request-timeout", type=positive_float, metavar="S",
                    help="seconds one model request may take before it is retried (default 600; per attempt)")
+
+
+def add_stall_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stall-timeout", type=non_negative_float, default=120.0, metavar="S",
+                   help="stop (resumable) when an endpoint answers nothing for S seconds while requests wait "
+                        "(default 120; 0: never). Every endpoint is also checked once before the first request")
 
 
 def finite(flag: str, value: Optional[float], *, positive: bool = False) -> Optional[float]:

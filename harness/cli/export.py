@@ -7,7 +7,7 @@ from pathlib import Path
 from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..outputs import add_overwrite_flag, check_output
-from .common import add_data_dir
+from .common import add_data_dir, finite_float
 
 FORMATS = ("datasets", "jsonl")
 
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path, help="output directory (datasets) or file (jsonl)")
     p.add_argument("--format", choices=FORMATS, default="datasets",
                    help="datasets: Hugging Face save_to_disk folder (default); jsonl: one row per line")
-    p.add_argument("--min-reward", type=float, help="only episodes with at least this reward (e.g. 1)")
+    p.add_argument("--min-reward", type=finite_float, help="only episodes with at least this reward (e.g. 1)")
     add_data_dir(p)
     add_overwrite_flag(p, "--out")
     p.set_defaults(func=run)

@@ -6,6 +6,7 @@ import argparse
 
 from ..errors import ConfigError
 from ..outputs import add_overwrite_flag, check_output
+from .common import non_negative_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "and offline examples, not for measuring anything.")
     p.add_argument("what", choices=("tiny",))
     p.add_argument("out_dir", help="checkpoint directory to write")
-    p.add_argument("--seed", type=int, default=0, help="weights seed (same seed, byte-identical files)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="weights seed (same seed, byte-identical files)")
     p.add_argument("--hidden-size", type=_positive, default=64, help="hidden size (default 64)")
     p.add_argument("--heads", type=_positive, default=1,
                    help="attention heads; hidden size / heads must be even (default 1; vLLM on CPU wants heads of "

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import ConfigError, DataError
 from ..outputs import add_overwrite_flag, check_output
+from .common import finite_float, non_negative_float, non_negative_int, positive_float, positive_int
 from ..files import field, type_name
 from ..jsonl import BadLine, iter_raw_lines, loads_line
 
@@ -20,17 +21,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", required=True, type=Path, help="`mua export` output (datasets folder or .jsonl)")
     p.add_argument("--output-dir", required=True, help="where the fine-tuned checkpoint is written")
     add_overwrite_flag(p, "the checkpoint")
-    p.add_argument("--min-reward", type=float, help="train only on rows with at least this reward")
-    p.add_argument("--epochs", type=float, default=1.0, help="passes over the dataset (default 1)")
-    p.add_argument("--max-steps", type=int, default=-1, help="optimizer steps (overrides --epochs when > 0)")
-    p.add_argument("--learning-rate", type=float, default=2e-5)
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--weight-decay", type=float, default=0.0, help="AdamW weight decay (default 0, as TRL's)")
+    p.add_argument("--min-reward", type=finite_float, help="train only on rows with at least this reward")
+    p.add_argument("--epochs", type=positive_float, default=1.0, help="passes over the dataset (default 1)")
+    p.add_argument("--max-steps", type=_steps, default=-1, help="optimizer steps (overrides --epochs when > 0)")
+    p.add_argument("--learning-rate", type=positive_float, default=2e-5)
+    p.add_argument("--batch-size", type=positive_int, default=8)
+    p.add_argument("--weight-decay", type=non_negative_float, default=0.0,
+                   help="AdamW weight decay (default 0, as TRL's)")
     p.add_argument("--lr-scheduler", default="linear", choices=("linear", "cosine", "constant"),
                    help="learning-rate schedule over the steps (default linear decay to 0, as TRL's)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=non_negative_int, default=0)
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run)
+
+
+def _steps(text: str) -> int:
+    """-1 (as many steps as --epochs make) or a positive number of steps."""
+    if text.strip() == "-1":
+        return -1
+    try:
+        return positive_int(text)
+    except argparse.ArgumentTypeError as e:
+        raise argparse.ArgumentTypeError(f"-1 or {e}") from None
 
 
 def read_rows(path: Path) -> list[dict]:
