@@ -8,6 +8,7 @@ from typing import Any, Optional
 from .agents import ModelAgent
 from .errors import ConfigError, DataError
 from .files import read_json
+from .urls import redact_url
 from .interfaces import Agent, Benchmark, ChatModel, User
 from .types import Task
 
@@ -25,7 +26,11 @@ class ModelSpec:
     seed: bool = True  # send the episode's seed with each request (some official runners send none)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """What config.json records (a password in the base URL masked)."""
+        d = asdict(self)
+        if d["base_url"]:
+            d["base_url"] = redact_url(d["base_url"])
+        return d
 
 
 @dataclass
@@ -57,7 +62,7 @@ class Models:
         for model in self.distinct():
             silent = getattr(model, "silent_for", lambda: None)()
             if silent is not None and silent > limit_s:
-                return f"{getattr(model, 'base_url', model)} has not answered for {silent:.0f} s"
+                return redact_url(f"{getattr(model, 'base_url', model)} has not answered for {silent:.0f} s")
         return None
 
 

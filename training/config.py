@@ -24,6 +24,7 @@ from trl import GRPOConfig
 
 from mua.harness.errors import ConfigError
 from mua.harness.selection import read_split_file
+from mua.harness.urls import redact_url
 
 GENERATION_BACKENDS = ("transformers", "vllm_colocate", "vllm_server")
 SCRIPTED = "scripted"  # the benchmark's scripted (gold) user instead of a user model
@@ -175,7 +176,11 @@ class TrainConfig(GRPOConfig):
 
     def settings(self) -> dict:
         """Every setting as JSON values (what train_config.json records)."""
-        return json.loads(json.dumps(self.to_dict(), default=str))
+        settings = json.loads(json.dumps(self.to_dict(), default=str))
+        for key in ("user_base_url", "judge_base_url", "vllm_server_url", "vllm_server_base_url"):
+            if isinstance(settings.get(key), str):
+                settings[key] = redact_url(settings[key])  # a password in a URL is not recorded
+        return settings
 
     def validate(self) -> "TrainConfig":
         """Checks that need the file system or the machine (the values were checked when the config was made)."""

@@ -5,6 +5,7 @@ Select it with ``--benchmark pack --data-dir PACK``. A pack has one subset, ``ta
 splits.json (``test`` is the default, ``train`` the training split)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -22,7 +23,7 @@ from ..tau2.gold import gold_user as tau2_gold_user
 from ..tau2.prompts import USER_STOP_MARKERS, scenario_text
 from ..tau2.tasks import Tau2Context
 from .environment import PackEnvironment
-from .loader import Pack, load_pack
+from .loader import FILES, Pack, load_pack
 from .users import ScenarioUser, asking_gold_agent, opening
 
 SUBSET = "tasks"
@@ -37,6 +38,9 @@ class PackBenchmark(Tau2Benchmark):
     metrics = MetricsDeclaration(benchmark="pack", subsets=(SUBSET,), default_split="test",
                                  metrics=(Metric(PASS_HAT_K, "pack/{subset} pass^{k}"),),
                                  headline=tuple(f"pack/{SUBSET} pass^{k}" for k in range(1, 9)))
+
+    # tau2's protocol, except the data a run records: the pack's own files (so runs of two packs never compare)
+    protocol = replace(Tau2Benchmark.protocol, data=FILES)
 
     def __init__(self, data_dir: Path, answers: bool = True) -> None:
         """``answers=False``: the scripted user says its opening only (the user-out-of-the-loop ablation)."""

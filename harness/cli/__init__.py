@@ -9,6 +9,7 @@ import logging
 import sys
 
 from ..errors import MuaError
+from ..urls import redact_url
 
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
                "benchmarks (see `mua eval --help`).")
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except MuaError as e:
-        print(f"mua {args.command}: error: {e}", file=sys.stderr)
+        print(f"mua {args.command}: error: {redact_url(str(e))}", file=sys.stderr)
         return 2
     except OSError as e:  # an unwritable or vanished path, a full disk: one line, never a traceback
         where = f" {e.filename}" if getattr(e, "filename", None) else ""

@@ -67,14 +67,15 @@ def add_model_flags(p: argparse.ArgumentParser, role: str, help_text: str) -> No
                                               "(default: $OPENAI_BASE_URL, else http://127.0.0.1:8000/v1)")
     p.add_argument(f"--{role}-api-key-env", default="OPENAI_API_KEY", metavar="VAR",
                    help=f"environment variable holding the {role} endpoint's API key (default OPENAI_API_KEY)")
-    p.add_argument(f"--{role}-temperature", type=non_negative_float, help=f"sampling temperature for the {role} model "
+    # the float flags of a model are checked by model_spec, with its other flags, before any work
+    p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
                                                              "(default: the benchmark protocol's)")
     p.add_argument(f"--{role}-params", metavar="JSON", help=f"extra request parameters for the {role} model, "
                                                             'as a JSON object, e.g. \'{"max_tokens": 2048}\'')
 
 
 def add_request_timeout(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--request-timeout", type=positive_float, metavar="S",
+    p.add_argument("--request-timeout", type=float, metavar="S",  # checked by model_spec too
                    help="seconds one model request may take before it is retried (default 600; per attempt)")
 
 
@@ -106,11 +107,14 @@ def _params(role: str, raw: Optional[str]) -> dict:
 def model_spec(args: argparse.Namespace, role: str, default_temperature: Optional[float] = None) -> Optional[ModelSpec]:
     """The model named by the ``--ROLE-*`` flags, checked up front: finite numbers, valid JSON without NaN, a
     well-formed base URL, a checkpoint path that exists."""
+    timeout = finite("--request-timeout", getattr(args, "request_timeout", None), positive=True)  # even unused
     name = getattr(args, f"{role}_model")
     if not name:
         return None
     params = _params(role, getattr(args, f"{role}_params"))
     temperature = finite(f"--{role}-temperature", getattr(args, f"{role}_temperature"))
+    if temperature is not None and temperature < 0:
+        raise ConfigError(f"--{role}-temperature must be 0 or more, got {temperature:g}")
     if temperature is None:
         temperature = default_temperature
     if temperature is not None:
@@ -119,7 +123,6 @@ def model_spec(args: argparse.Namespace, role: str, default_temperature: Optiona
     if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
                               or not 0 < given < math.inf):
         raise ConfigError(f"--{role}-params timeout_s must be a positive number of seconds, got {given!r}")
-    timeout = finite("--request-timeout", getattr(args, "request_timeout", None), positive=True)
     if timeout is not None:
         params.setdefault("timeout_s", timeout)
     base_url = getattr(args, f"{role}_base_url")
