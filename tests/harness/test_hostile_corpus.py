@@ -48,6 +48,14 @@ LINE_FAMILIES: dict[str, bytes] = {
     "torn": b'{"id": "multi_turn_base_0", "resu',
 }
 TEXT_FAMILIES: dict[str, Callable[[bytes], bytes]] = {"undecodable bytes": lambda good: good[:40] + b"\xff\xfe\xfd"}
+TOML_FAMILIES: dict[str, Callable[[bytes], bytes]] = {
+    "syntax": lambda good: b"[[customers\nname = ",
+    "depth 10,000": lambda good: b"x = " + b"[" * 10_000 + b"]" * 10_000 + b"\n",
+    "5,000-digit int": lambda good: b"x = " + b"9" * 5000 + b"\n",
+    "undecodable bytes": lambda good: good[:40] + b"\xff\xfe\xfd",
+    "wrong field types": lambda good: b"customers = 5\nplans = \"x\"\n",
+    "torn": lambda good: good[: len(good) // 3],
+}
 
 
 def run_mua(argv: list[str], cwd: Optional[Path] = None) -> tuple[int, str, str, float]:
@@ -97,6 +105,13 @@ def data_case(relpath: str, benchmark: str, subset: str):
 TAU2_WRONG_FIELDS = json.dumps({"info": {"environment_info": ["retail"]}, "tasks": [5, {"id": []}],
                                 "simulations": [5, {"task_id": [1], "messages": "x", "reward_info": 7},
                                                 {"task_id": "0", "messages": [5, {"role": []}]}]}).encode()
+
+
+def data_lines_case(relpath: str, benchmark: str, subset: str):
+    """A JSON-lines data file whose first line is the hostile one."""
+    def make(tmp: Path, data: Path, line: bytes) -> list[str]:
+        return data_case(relpath, benchmark, subset)(tmp, data, lambda good: line + b"\n")
+    return make
 
 
 def tau2_results_case(tmp: Path, data: Path, hostile: Callable[[bytes], bytes]) -> list[str]:
@@ -153,7 +168,8 @@ NAMED = {"pack pack.json": "pack.json", "pack tasks.json": "tasks.json", "pack d
          "tau2 data db.json": "db.json", "tau2 data policy.md": "policy.md", "tau2 official results": "results.json",
          "tau2 official results, typed": "results.json",
          "split file (mua train)": "split", "bfcl data lines": "BFCL_v3_multi_turn_base.json",
-         "sft dataset lines": "episodes.jsonl"}
+         "sft dataset lines": "episodes.jsonl", "tau2 telecom db.toml": "db.toml",
+         "acebench protocol constants": "protocol_constants.json", "acebench data lines": "data_agent_multi_turn.json"}
 
 # reader -> (how to build the case, families, expected exit code)
 WHOLE_FILES = {
@@ -169,10 +185,14 @@ WHOLE_FILES = {
     # a results file whose simulations and tasks have wrong types: each simulation an error row (exit 1)
     "tau2 official results, typed": (tau2_results_case, {"wrong field types": lambda good: TAU2_WRONG_FIELDS}, 1),
     "split file (mua train)": (split_file_case, JSON_FAMILIES, 2),
+    "tau2 telecom db.toml": (data_case("tau2/domains/telecom/db.toml", "tau2", "telecom"), TOML_FAMILIES, 2),
+    "acebench protocol constants": (data_case("acebench/protocol_constants.json", "acebench", "agent_multi_turn_en"),
+                                    JSON_FAMILIES, 2),
 }
 LINE_FILES = {
-    "bfcl data lines": (lambda tmp, data, line: data_case("bfcl_v3/BFCL_v3_multi_turn_base.json", "bfcl_v3",
-                                                          "multi_turn_base")(tmp, data, lambda good: line + b"\n"), 2),
+    "bfcl data lines": (data_lines_case("bfcl_v3/BFCL_v3_multi_turn_base.json", "bfcl_v3", "multi_turn_base"), 2),
+    "acebench data lines": (data_lines_case("acebench/en/data_agent_multi_turn.json", "acebench",
+                                            "agent_multi_turn_en"), 2),
     "bfcl official result lines": (bfcl_result_case, 1),  # the bad line is an error row; the good one is scored
     "bfcl official score lines": (bfcl_score_case, None),  # an unreadable verdict line is no verdict
     "sft dataset lines": (sft_dataset_case, 2),
