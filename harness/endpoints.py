@@ -9,7 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Awaitable, Optional, Sequence, TypeVar
 
-from .build import Models, ModelSpec, open_model
+from .build import GOLD, Models, ModelSpec, open_model
 from .errors import ModelError
 
 T = TypeVar("T")
@@ -18,7 +18,7 @@ DEFAULT_STALL_S = 120.0  # as `mua eval --stall-timeout`
 
 def is_endpoint(spec: Optional[ModelSpec]) -> bool:
     """A served model (not gold, not a local checkpoint, which is loaded rather than called)."""
-    return spec is not None and spec.name not in ("gold", "scripted") and (
+    return spec is not None and spec.name != GOLD and (
         spec.base_url is not None or not Path(spec.name).expanduser().exists())
 
 

@@ -10,7 +10,7 @@ from ..errors import ConfigError
 from ..gate import METHODS, GateSettings, compare, format_verdict
 from ..power import PowerSettings, format_power, smallest_detectable_drop
 from ..runs import read_run
-from .common import check_output_file, finite_float, non_negative_int, positive_int
+from .common import check_output_file, non_negative_int, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,13 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--candidate", type=Path, metavar="RUN_B", help="candidate run directory")
     p.add_argument("--metric", default="reward", help="per-task value compared: reward (default), success, or "
                    "a score component name (see a run's episodes.jsonl)")
-    p.add_argument("--margin", type=finite_float, default=0.0, help="tolerated drop as a fraction of the metric "
+    p.add_argument("--margin", type=float, default=0.0, help="tolerated drop as a fraction of the metric "
                    "(0.02 = 2 points; default 0)")
-    p.add_argument("--confidence", type=finite_float, default=0.95, help="confidence required to call a regression")
+    p.add_argument("--confidence", type=float, default=0.95, help="confidence required to call a regression")
     p.add_argument("--method", choices=sorted(METHODS), default="bootstrap", help="paired test over tasks")
     p.add_argument("--resamples", type=positive_int, default=10000, help="resamples of the paired test")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the paired test")
-    p.add_argument("--max-error-rate", type=finite_float, default=0.02,
+    p.add_argument("--max-error-rate", type=float, default=0.02,
                    help="fail when more than this fraction of the candidate's episodes errored (default 0.02)")
     p.add_argument("--allow-incomplete", action="store_true",
                    help="do not fail when either run has missing episodes (compare what both finished)")
@@ -51,8 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "--target-power and the false-alarm rate, instead of comparing runs")
     power.add_argument("--tasks", type=positive_int, help="number of tasks (default: the baseline's)")
     power.add_argument("--trials", type=positive_int, help="trials per task (default: the baseline's)")
-    power.add_argument("--pass-rate", type=finite_float, help="baseline pass rate in (0, 1] (default: the baseline's)")
-    power.add_argument("--target-power", type=finite_float, default=0.8, help="share of regressions to catch (0.8)")
+    power.add_argument("--pass-rate", type=float, help="baseline pass rate in (0, 1] (default: the baseline's)")
+    power.add_argument("--target-power", type=float, default=0.8, help="share of regressions to catch (0.8)")
     power.add_argument("--simulations", type=positive_int, default=200, help="simulated run pairs per drop (200)")
     p.set_defaults(func=run)
 

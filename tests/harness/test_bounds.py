@@ -31,6 +31,8 @@ BAD_FLAGS = [
     ["eval", "--benchmark", "tau2", "--agent-model", "a", "--agent-temperature", "-1"],
     ["eval", "--benchmark", "tau2", "--agent", "gold", "--max-error-streak", "-1"],
     ["gate", "--power", "--simulations", "0"],
+    ["gate", "--power", "--tasks", "10", "--trials", "1", "--pass-rate", "nan"],
+    ["gate", "--power", "--tasks", "10", "--trials", "1", "--pass-rate", "0.5", "--target-power", "inf"],
     ["gate", "--power", "--tasks", "1e3"],
     ["leaderboard", "run", "--resamples", "-5"],
     ["export", "run", "--out", "o", "--min-reward", "nan"],
@@ -47,8 +49,11 @@ def mua(argv, timeout=60, cwd=None) -> tuple[int, str, float]:
     return done.returncode, done.stderr, time.monotonic() - started
 
 
-# float flags checked after parsing, with the rest of a model's flags, before any work (common.model_spec)
-CHECKED_BY_MODEL_SPEC = ("-temperature", "--request-timeout")
+# fractions checked after parsing, with their fellow settings, before any work, each with its own range (one
+# line, exit 2): a model's flags (common.model_spec), the gate's and power's (gate.py, power.py), the
+# leaderboard's confidence
+CHECKED_AFTER_PARSING = ("-temperature", "--request-timeout", "--margin", "--confidence", "--max-error-rate",
+                         "--pass-rate", "--target-power")
 
 
 def test_every_numeric_flag_is_checked():
@@ -60,7 +65,7 @@ def test_every_numeric_flag_is_checked():
     for name, command in sub.choices.items():
         for group in [command, *[a for a in command._actions if isinstance(a, argparse._SubParsersAction)]]:
             for action in getattr(group, "_actions", []):
-                if action.type in (int, float) and not any(o.endswith(CHECKED_BY_MODEL_SPEC)
+                if action.type in (int, float) and not any(o.endswith(CHECKED_AFTER_PARSING)
                                                            for o in action.option_strings):
                     bare.append(f"mua {name} {'/'.join(action.option_strings) or action.dest}")
     assert not bare, bare
