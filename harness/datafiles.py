@@ -4,11 +4,12 @@ Adapters get a resolved data directory (see ``mua.harness.data``) and read throu
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from .errors import DataError
+from .files import parse_json, read_bytes, read_text
+from .jsonl import BadLine, iter_raw_lines, loads_line
 
 FIX_HINT = ("Point mua at the benchmark data folder with --data-dir or MUA_DATA_DIR (or place it at ../shared/data), "
             "or run `mua data pull` to fetch the files that have pinned upstream sources; files rebuilt or derived "
@@ -23,25 +24,32 @@ def require_file(data_dir: Path, relpath: str) -> Path:
     return path
 
 
-def load_json(data_dir: Path, relpath: str) -> Any:
+def load_text(data_dir: Path, relpath: str) -> str:
+    """A text data file (a policy, guidelines, TOML): DataError naming it when it is not UTF-8."""
     path = require_file(data_dir, relpath)
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise DataError(f"data file {relpath} is not valid JSON ({e}); it may be corrupt. {FIX_HINT}") from None
+        return read_text(path, what="data file")
+    except DataError as e:
+        raise DataError(f"{e}; it may be corrupt. {FIX_HINT}") from None
+
+
+def load_json(data_dir: Path, relpath: str) -> Any:
+    """A whole JSON data file, read by the hardened reader (harness/files.py): DataError naming the file for
+    bad syntax, undecodable bytes, nesting too deep, huge or non-finite numbers."""
+    path = require_file(data_dir, relpath)
+    try:
+        return parse_json(read_bytes(path, what="data file"), where=f"data file {relpath}")
+    except DataError as e:
+        raise DataError(f"{e}; it may be corrupt. {FIX_HINT}") from None
 
 
 def load_jsonl(data_dir: Path, relpath: str) -> list[Any]:
     """JSON Lines (BFCL and ACEBench files end in .json but hold one object per line)."""
     path = require_file(data_dir, relpath)
     rows = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as e:
-                raise DataError(f"data file {relpath}, line {lineno}: not valid JSON ({e}). {FIX_HINT}") from None
+    for lineno, raw, _complete in iter_raw_lines(path):
+        try:
+            rows.append(loads_line(raw))
+        except BadLine as e:
+            raise DataError(f"data file {relpath}, line {lineno}: {e}. {FIX_HINT}") from None
     return rows

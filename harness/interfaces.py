@@ -40,6 +40,12 @@ class Environment(ABC):
         """Run one call. Malformed arguments, unknown tools and bad types come back as an error outcome with
         the text the official benchmark would show; this never raises for bad model input."""
 
+    async def execute_async(self, call: ToolCall, requestor: str = "assistant") -> ToolOutcome:
+        """What the runner awaits. By default the call runs on the event loop (built-in tools are fast, pure
+        Python); an environment running code it does not trust (a pack's tools) runs it elsewhere, with a
+        time limit, so that other episodes go on meanwhile."""
+        return self.execute(call, requestor)
+
     def state(self) -> Any:
         """The final state, as the scorer and tests see it."""
         return None

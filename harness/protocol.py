@@ -99,7 +99,11 @@ def data_record(data_dir: Path, prefixes: list[str]) -> dict:
             files[rel] = _sha256_cached(path)
     sources = sorted({f"{pinned[p]['source']}@{pinned[p].get('commit') or pinned[p]['source']}"
                       for p in files if p in pinned})
-    unpinned = sorted(p for p, digest in files.items() if p not in pinned or pinned[p]["sha256"] != digest)
+    # a file the manifest pins with another digest, or a file it does not list where it pins others (a pack's
+    # own files, in a folder the manifest knows nothing of, have no pinned version to differ from)
+    known = {p.split("/")[0] for p in pinned}
+    unpinned = sorted(p for p, digest in files.items() if (p in pinned and pinned[p]["sha256"] != digest)
+                      or (p not in pinned and p.split("/")[0] in known))
     return {"files": files, "sources": sources, "unpinned": unpinned}
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterable, Iterator, Optional
 
-from .errors import ConfigError, MuaError
+from .errors import ConfigError, DataError, MuaError
 from .interfaces import Benchmark, ChatModel, ReplayItem
 from .jsonl import BadLine, iter_raw_lines, loads_line
 from .registry import benchmark_names, open_benchmark
@@ -87,13 +87,36 @@ def read_items(path: Path, data_dir: Path, index: TaskIndex) -> Iterator[tuple[O
         return
     for name in benchmark_names():
         bench = open_benchmark(name, data_dir)
-        items = bench.read_official(path)
+        try:
+            items = bench.read_official(path)
+        except MuaError:
+            raise
+        except Exception as e:  # an adapter's reader meeting a shape it did not foresee: one line, no traceback
+            raise DataError(f"{path}: cannot be read as a {name} results file ({type(e).__name__}: {e})") from None
         if items is not None:
-            for item in items:
-                yield (bench if item.error is None else None), item
+            yield from _guarded(name, path, items, bench)
             return
     raise ConfigError(f"{path}: neither mua trajectory lines ({{\"benchmark\", \"subset\", \"task_id\", "
                       f"\"messages\"}} per line) nor a results file of a known benchmark")
+
+
+def _guarded(name: str, path: Path, items: Iterable[ReplayItem],
+             bench: Benchmark) -> Iterator[tuple[Optional[Benchmark], ReplayItem]]:
+    """The items an official reader yields; if the reader fails part-way, the items read so far are kept and
+    the failure ends the file with one error row (a hostile file must not cost a traceback or earlier rows)."""
+    iterator = iter(items)
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        except MuaError:
+            raise
+        except Exception as e:
+            yield None, ReplayItem(None, [], subset="", task_id="", error=f"the rest of {path} cannot be read as "
+                                   f"a {name} results file ({type(e).__name__}: {e})")
+            return
+        yield (bench if item.error is None else None), item
 
 
 def _looks_like_mua_jsonl(path: Path) -> bool:

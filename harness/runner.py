@@ -72,10 +72,10 @@ def _malformed(spec: EpisodeSpec, message: Message) -> bool:
     return has_text == bool(message.tool_calls)
 
 
-def _execute(spec: EpisodeSpec, calls: list[ToolCall], requestor: str, messages: list[Message],
-             budget: _Budget) -> None:
+async def _execute(spec: EpisodeSpec, calls: list[ToolCall], requestor: str, messages: list[Message],
+                   budget: _Budget) -> None:
     for call in calls:
-        outcome = spec.env.execute(call, requestor=requestor)
+        outcome = await spec.env.execute_async(call, requestor=requestor)
         budget.errors += outcome.error
         messages.append(Message(role="tool", content=outcome.content, tool_call_id=call.id, name=call.name))
 
@@ -95,7 +95,7 @@ async def _user_turn(spec: EpisodeSpec, user: User, messages: list[Message], bud
         if _malformed(spec, reply):
             return USER_ERROR
         if reply.tool_calls:
-            _execute(spec, reply.tool_calls, "user", messages, budget)
+            await _execute(spec, reply.tool_calls, "user", messages, budget)
             if stop := budget.exceeded():
                 return stop
             continue
@@ -120,7 +120,7 @@ async def _agent_turn(spec: EpisodeSpec, agent: Agent, turn: int, messages: list
         if _malformed(spec, reply):
             return AGENT_ERROR
         if reply.tool_calls:
-            _execute(spec, reply.tool_calls, "assistant", messages, budget)
+            await _execute(spec, reply.tool_calls, "assistant", messages, budget)
             if stop := budget.exceeded():
                 return stop
             continue

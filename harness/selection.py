@@ -4,10 +4,10 @@ official train split."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
 from .errors import ConfigError
+from .files import read_text
 from .interfaces import Benchmark
 from .types import Task
 
@@ -56,16 +56,14 @@ class SplitFile:
 
 
 def read_split_file(path: str) -> SplitFile:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read split file {path}: {exc}") from None
+    text = read_text(path, what="split file")
     import yaml  # JSON is YAML too
 
     try:
         data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"split file {path}: not valid JSON or YAML: {exc}") from None
+    except (yaml.YAMLError, ValueError, RecursionError) as exc:  # also 5,000-digit integers, deep nesting
+        reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).splitlines()[0]
+        raise ConfigError(f"split file {path}: not valid JSON or YAML: {reason}") from None
     if not isinstance(data, dict) or set(data) != {"train", "held_out"}:
         raise ConfigError(f"split file {path}: expected a mapping with exactly the keys 'train' and 'held_out' "
                           "(lists of task ids)")

@@ -23,8 +23,8 @@ from typing import Any, Callable, Optional
 
 from .errors import ConfigError
 from .files import read_bytes, read_json
-from .interfaces import Benchmark
 from .jsonl import BadLine, loads_line
+from .interfaces import Benchmark
 from .episodes import latest_episodes
 from .stats import is_success
 from .view_ground import GroundTruth
@@ -170,7 +170,7 @@ def _read_lines(path: Path) -> list[dict]:
             try:
                 value = loads_line(line)
             except BadLine:
-                continue  # a torn last line of a run still in progress
+                continue  # a torn last line of a run still in progress (or a damaged one)
             if isinstance(value, dict):
                 out.append(value)
     return out

@@ -8,12 +8,14 @@ written some other way and left half-done are skipped).
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 from pathlib import Path
 from typing import Optional
+
+from mua.harness.errors import DataError
+from mua.harness.files import read_json
 
 STAGING = ".saving"
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")
@@ -25,9 +27,9 @@ def last_complete_checkpoint(output_dir: Path) -> Optional[str]:
              if (m := _CHECKPOINT.fullmatch(p.name)) and p.is_dir()]
     for _, path in sorted(found, reverse=True):
         try:
-            state = json.loads((path / "trainer_state.json").read_text(encoding="utf-8"))
+            state = read_json(path / "trainer_state.json", what="trainer state", expect=dict)
             int(state["global_step"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (DataError, ValueError, KeyError, TypeError, OverflowError):
             continue
         return str(path)
     return None

@@ -24,6 +24,7 @@ from mua.harness.build import ModelSpec
 from mua.harness.errors import ConfigError
 from mua.harness.plan import departures, under_protocol
 from mua.harness.selection import read_split_file
+from mua.harness.urls import redact_url
 
 from .settings import LoraSettings, coerce_fields, mua_field, parse_settings, settle_device_and_precision, trl_field
 
@@ -174,7 +175,11 @@ class TrainConfig(GRPOConfig, LoraSettings):
 
     def settings(self) -> dict:
         """Every setting as JSON values (what train_config.json records)."""
-        return json.loads(json.dumps(self.to_dict(), default=str))
+        settings = json.loads(json.dumps(self.to_dict(), default=str))
+        for key in ("user_base_url", "judge_base_url", "vllm_server_url", "vllm_server_base_url"):
+            if isinstance(settings.get(key), str):
+                settings[key] = redact_url(settings[key])  # a password in a URL is not recorded
+        return settings
 
     def validate(self) -> "TrainConfig":
         """Checks that need the file system or the machine (the values were checked when the config was made)."""

@@ -68,6 +68,12 @@ def user_factory(bench: Benchmark, cfg: TrainConfig) -> UserFactory:
     return UserFactory(bench, open_model(user))
 
 
+def endpoint_specs(cfg: TrainConfig, bench: Benchmark) -> list[Optional[ModelSpec]]:
+    """The user and judge models as `mua train` opens them (checked once before the policy loads)."""
+    user, judge, _ = protocol_specs(cfg, bench)  # no user model for the scripted user
+    return [user, judge]
+
+
 def judge_model(cfg: TrainConfig, bench: Benchmark) -> Optional[ChatModel]:
     """The judge model, under the benchmark's protocol and opened as `mua eval` opens it."""
     _, judge, _ = protocol_specs(cfg, bench)

@@ -14,7 +14,10 @@ from pathlib import Path
 from typing import Optional
 
 from mua.harness.build import TRAIN_CONFIG, TRAINED_TASKS
-from mua.harness.errors import ConfigError
+from mua.harness.errors import ConfigError, DataError
+from mua.harness.files import read_json
+from mua.harness.jsonl import BadLine, loads_line
+from mua.harness.outputs import describe
 
 from .checkpoints import last_complete_checkpoint
 from .config import CONSTANT_SCHEDULES, TrainConfig
@@ -59,12 +62,9 @@ def checkpoint_to_resume(cfg: TrainConfig, config_file: str = CONFIG_FILE, comma
                           "run, drop --no-resume")
     saved_path = out / config_file
     if not saved_path.is_file():
-        raise ConfigError(f"output_dir {out} is not empty but holds no {config_file}, so it is not a {command} "
-                          "run to resume; choose a new or empty --output-dir")
-    try:
-        saved = json.loads(saved_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read {saved_path}: {exc}") from None
+        raise ConfigError(f"output_dir {out} holds no {config_file} (it holds {describe(out)}), so it is not a "
+                          f"{command} run to resume; choose a new or empty --output-dir")
+    saved = read_json(saved_path, what=f"{command} settings", expect=dict)
     old, new = _comparable(saved), _comparable(cfg.settings())
     differ = sorted(k for k in old.keys() & new.keys() if old[k] != new[k])
     if differ:
@@ -95,8 +95,9 @@ def checkpoint_step(checkpoint: Optional[str]) -> int:
     if checkpoint is None:
         return 0
     try:
-        return int(json.loads((Path(checkpoint) / "trainer_state.json").read_text())["global_step"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        state = read_json(Path(checkpoint) / "trainer_state.json", what="trainer state", expect=dict)
+        return int(state["global_step"])
+    except (DataError, ValueError, KeyError, TypeError, OverflowError) as exc:
         raise ConfigError(f"cannot read the step of {checkpoint}/trainer_state.json: {exc}") from None
 
 
@@ -117,8 +118,8 @@ def rewind_logs(output_dir: Path, step: int) -> None:
 
 def _row_step(row: str) -> Optional[int]:
     try:
-        return int(json.loads(row)["step"])
-    except (ValueError, KeyError, TypeError):
+        return int(loads_line(row)["step"])
+    except (BadLine, ValueError, KeyError, TypeError, OverflowError):
         return None  # a row cut short by a crash: dropped
 
 

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from mua.harness.agents import ModelAgent
+from mua.harness.build import Models
+from mua.harness.endpoints import DEFAULT_STALL_S
 from mua.harness.errors import ModelError, MuaError
 from mua.harness.interfaces import Benchmark, ChatModel, Limits, User
 from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, run_episode
@@ -35,7 +37,7 @@ BUDGET_EXHAUSTED = "budget_exhausted"  # termination of an episode stopped by th
 RUNNER_LIMITS = (MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS)  # terminations by a runner budget: truncated episodes
 
 
-POLL_S = 0.2  # how often a rollout checks for a stop request
+POLL_S = 0.2  # how often a rollout checks for a stop request (and for a silent user or judge endpoint)
 
 
 class NoPolicyTokens(MuaError):
@@ -107,6 +109,10 @@ class EpisodePlayer:
                 turns = min(turns, own.max_user_turns)
             self._limits[key] = replace(own, max_user_turns=turns)
         return self._limits[key]
+
+    def models(self) -> Models:
+        """The user and judge model clients (what the stall check watches)."""
+        return Models(user=getattr(self.make_user, "model", None), judge=self.judge)
 
     async def aclose(self) -> None:
         """Close the user and judge model clients (HTTP sessions) in the loop that used them."""
@@ -307,6 +313,11 @@ class RolloutFunc:
                     play.cancel()
                     await asyncio.gather(play, return_exceptions=True)
                     return None
+                if silent := self.player.models().silent_endpoint(DEFAULT_STALL_S):  # as `mua eval`'s bound
+                    play.cancel()
+                    await asyncio.gather(play, return_exceptions=True)
+                    raise ModelError(f"model endpoint {silent} while rollout requests wait; stopping. Fix the "
+                                     "endpoint and re-run the same command to resume from the last checkpoint")
                 await asyncio.wait({play}, timeout=POLL_S)
             return play.result()
         finally:

@@ -40,12 +40,12 @@ def row_stream(row: dict, tokenizer, stop_ids: set[int]) -> TokenStream:
     the way the policy builds its own: the first agent reply's prompt rendered by the chat template, each
     agent reply teacher-forced as the template's ids (trained on), everything between as template suffixes
     (masked). Assistant messages before the first user message (a benchmark's scripted greeting) are prompt."""
-    import json
-
+    from mua.harness.files import parse_json
     from mua.harness.types import Message, ToolSpec
 
+    listed = parse_json(row.get("tools") or "[]", where="dataset row's tools")
     tools = [ToolSpec(t["function"]["name"], t["function"].get("description", ""),
-                      t["function"].get("parameters") or {}) for t in json.loads(row.get("tools") or "[]")]
+                      t["function"].get("parameters") or {}) for t in listed]
     policy = teacher_policy(tokenizer, stop_ids)
     view: list[Message] = []
     for d in row["messages"]:
@@ -70,6 +70,7 @@ def sft_dataset(rows, tokenizer, stop_ids: set[int]):
 
 def read_rows(path: Path) -> list[dict]:
     """The rows of a `mua export` output: a saved datasets folder or a JSON-lines file."""
+    from mua.harness.files import field, type_name
     from mua.harness.jsonl import BadLine, iter_raw_lines, loads_line
 
     if not path.exists():
@@ -81,8 +82,12 @@ def read_rows(path: Path) -> list[dict]:
                 row = loads_line(raw)
             except BadLine as exc:
                 raise DataError(f"{path}:{lineno}: {exc}") from None
+            where = f"dataset {path}, line {lineno}"
             if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object per line")
+                raise DataError(f"{where}: expected a JSON object, found {type_name(row)}")
+            field(row, "messages", list, where=where)
+            field(row, "tools", str, where=where, default=None)
+            field(row, "reward", float, where=where, default=None, nullable=True)
             rows.append(row)
         return rows
     import datasets

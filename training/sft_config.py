@@ -52,6 +52,10 @@ class SftRunConfig(SFTConfig, LoraSettings):
             raise ConfigError("batch_size (per_device_train_batch_size) must be at least 1")
         if self.learning_rate <= 0:
             raise ConfigError("learning_rate must be > 0")
+        if not self.num_train_epochs > 0:  # also NaN
+            raise ConfigError(f"num_train_epochs must be > 0, got {self.num_train_epochs}")
+        if self.max_steps != -1 and self.max_steps < 1:
+            raise ConfigError(f"max_steps must be -1 (as many as the epochs make) or at least 1, got {self.max_steps}")
         settle_device_and_precision(self)
         try:
             with warnings.catch_warnings():

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from mua.harness.interfaces import ReplayItem
+from mua.harness.jsonl import BadLine, iter_raw_lines, loads_line
 from mua.harness.types import Message, Task, ToolCall
 
 from . import data
@@ -102,18 +103,18 @@ def read_score_file(score_path: Path) -> Optional[ScoreFile]:
     if not score_path.is_file():
         return None
     out = ScoreFile()
-    with open(score_path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            if "id" in row:
-                err = row.get("error") or {}
-                msg = err.get("error_message")
-                out.failures[row["id"]] = {"valid": False, "error_type": err.get("error_type"),
-                                           "error_message": msg[0] if isinstance(msg, list) and msg else msg}
-                if isinstance(row.get("prompt"), dict):
-                    out.prompts[row["id"]] = row["prompt"]
+    for _lineno, raw, _complete in iter_raw_lines(score_path):
+        try:
+            row = loads_line(raw)
+        except BadLine:
+            continue  # a line nobody can read states no verdict (the summary line is skipped the same way)
+        if isinstance(row, dict) and isinstance(row.get("id"), (str, int)) and not isinstance(row.get("id"), bool):
+            err: dict = row["error"] if isinstance(row.get("error"), dict) else {}
+            msg = err.get("error_message")
+            out.failures[row["id"]] = {"valid": False, "error_type": err.get("error_type"),
+                                       "error_message": msg[0] if isinstance(msg, list) and msg else msg}
+            if isinstance(row.get("prompt"), dict):
+                out.prompts[row["id"]] = row["prompt"]
     return out
 
 
@@ -160,30 +161,30 @@ def read_result_file(load_release: LoadRelease, path: Path, data_dir: Path,
     variant = version.name
 
     def items() -> Iterator[ReplayItem]:
-        with open(path, encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as e:
-                    yield ReplayItem(None, [], subset, f"line {lineno}", variant=variant,
-                                     error=f"not valid JSON: {e}")
-                    continue
-                task_id = str(row.get("id"))
-                official = None if failures is None else failures.get(task_id, {"valid": True})
-                task = tasks.get(task_id)
-                result = row.get("result")
-                if task is None:
-                    yield ReplayItem(None, [], subset, task_id, variant=variant, official=official,
-                                     error="unknown task id")
-                elif not isinstance(result, list):
-                    # Inference failed upstream (the result is an error text): the official checker marks the
-                    # entry invalid, so it is scored, as an empty trajectory, rather than reported unreadable.
-                    yield ReplayItem(task, [], subset, task_id, variant=variant, official=official,
-                                     termination=INFERENCE_ERROR)
-                else:
-                    yield ReplayItem(task, entry_messages(task, result, data_dir), subset, task_id,
-                                     variant=variant, official=official)
+        for lineno, raw, _complete in iter_raw_lines(path):
+            try:
+                row = loads_line(raw)
+            except BadLine as e:
+                yield ReplayItem(None, [], subset, f"line {lineno}", variant=variant, error=str(e))
+                continue
+            if not isinstance(row, dict):
+                yield ReplayItem(None, [], subset, f"line {lineno}", variant=variant,
+                                 error="line is not a JSON object")
+                continue
+            task_id = str(row.get("id"))
+            official = None if failures is None else failures.get(task_id, {"valid": True})
+            task = tasks.get(task_id)
+            result = row.get("result")
+            if task is None:
+                yield ReplayItem(None, [], subset, task_id, variant=variant, official=official,
+                                 error="unknown task id")
+            elif not isinstance(result, list):
+                # Inference failed upstream (the result is an error text): the official checker marks the
+                # entry invalid, so it is scored, as an empty trajectory, rather than reported unreadable.
+                yield ReplayItem(task, [], subset, task_id, variant=variant, official=official,
+                                 termination=INFERENCE_ERROR)
+            else:
+                yield ReplayItem(task, entry_messages(task, result, data_dir), subset, task_id,
+                                 variant=variant, official=official)
 
     return items()

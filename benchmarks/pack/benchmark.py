@@ -5,22 +5,25 @@ Select it with ``--benchmark pack --data-dir PACK``. A pack has one subset, ``ta
 splits.json (``test`` is the default, ``train`` the training split)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import Agent, ChatModel, Limits, User
+from mua.harness.interfaces import Agent, ChatModel, EpisodeSpec, Limits, User
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration
 from mua.harness.types import Task
 from mua.harness.users import SimulatedUser
 
 from ..tau2.benchmark import Tau2Benchmark
 from ..tau2.domain import Tau2Domain
+from ..tau2.environment import Tau2Environment
 from ..tau2.gold import gold_agent as tau2_gold_agent
 from ..tau2.gold import gold_user as tau2_gold_user
 from ..tau2.prompts import USER_STOP_MARKERS, scenario_text
 from ..tau2.tasks import Tau2Context
-from .loader import Pack, load_pack
+from .environment import PackEnvironment
+from .loader import FILES, Pack, load_pack
 from .users import ScenarioUser, asking_gold_agent, opening
 
 SUBSET = "tasks"
@@ -35,6 +38,9 @@ class PackBenchmark(Tau2Benchmark):
     metrics = MetricsDeclaration(benchmark="pack", subsets=(SUBSET,), default_split="test",
                                  metrics=(Metric(PASS_HAT_K, "pack/{subset} pass^{k}"),),
                                  headline=tuple(f"pack/{SUBSET} pass^{k}" for k in range(1, 9)))
+
+    # tau2's protocol, except the data a run records: the pack's own files (so runs of two packs never compare)
+    protocol = replace(Tau2Benchmark.protocol, data=FILES)
 
     def __init__(self, data_dir: Path, answers: bool = True) -> None:
         """``answers=False``: the scripted user says its opening only (the user-out-of-the-loop ablation)."""
@@ -69,6 +75,14 @@ class PackBenchmark(Tau2Benchmark):
         """The pack's splits.json names, the default split first; without one, all tasks (None)."""
         names = list(self.pack.splits or {})
         return sorted(names, key=lambda s: s != self.default_split) or [None]
+
+    def start(self, task: Task) -> EpisodeSpec:
+        spec = super().start(task)
+        tau2_env = spec.env
+        if not isinstance(tau2_env, Tau2Environment):  # the base class builds one; a pack wraps it
+            raise TypeError(f"pack: expected a tau2 environment, got {type(tau2_env).__name__}")
+        spec.env = PackEnvironment(tau2_env.domain, tau2_env.state())
+        return spec
 
     def limits(self, task: Task) -> Limits:
         return Limits(max_messages=self.pack.max_messages, max_errors=self.pack.max_errors)

@@ -1,7 +1,8 @@
 """Reading a pack folder, with errors that name the file, the record and the field.
 
     PACK/
-      pack.json     {"name": "bookings", "user": "scripted"}   user: "llm" (default) or "scripted"
+      pack.json     {"name": "bookings", "user": "scripted"}   user: "llm" (default) or "scripted";
+                    optional max_messages, max_errors, tool_timeout_s (seconds one tool call may take, 10)
       policy.md     the agent's policy (goes into tau2's agent system prompt)
       db.json       {table: {key: record}}: the database the tools read and write
       tools.py      one plain Python function per tool: fn(db, arg: type, ...) with a docstring
@@ -21,12 +22,15 @@ from typing import Any, Optional
 
 from mua.harness.datafiles import load_json
 from mua.harness.errors import DataError
+from mua.harness.files import read_text
 
 from ..tau2.domain import Tau2Domain
 from ..tau2.overlay import Overlay
+from .isolation import DEFAULT_TIMEOUT_S
 from .tooldefs import import_tools, tool_defs
 
 USER_KINDS = ("llm", "scripted")
+MAX_TOOL_TIMEOUT_S = 3600.0
 BASIS = ("DB", "COMMUNICATE", "ACTION", "NL_ASSERTION")
 DEFAULT_GUIDELINES = Path(__file__).with_name("user_guidelines.md")
 
@@ -91,6 +95,10 @@ def _meta(folder: Path) -> dict:
     for key in ("max_messages", "max_errors"):
         if key in meta and (not isinstance(meta[key], int) or isinstance(meta[key], bool) or meta[key] < 1):
             raise _fail("pack.json", f"field {key!r} must be a positive integer")
+    limit = meta.setdefault("tool_timeout_s", DEFAULT_TIMEOUT_S)
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TOOL_TIMEOUT_S:
+        raise _fail("pack.json", f"field 'tool_timeout_s' must be a number of seconds in (0, {MAX_TOOL_TIMEOUT_S:g}]"
+                                 f", got {limit!r}")
     return meta
 
 
@@ -215,11 +223,12 @@ def _load(folder_name: str, stamps: tuple) -> Pack:
     policy_path = folder / "policy.md"
     if not policy_path.is_file():
         raise _fail("policy.md", "missing (the agent's policy text)")
-    tools = tool_defs(import_tools(folder / "tools.py", "tools.py"), "tools.py")
-    domain = PackDomain(policy_path.read_text(encoding="utf-8"), tools, _database(folder))
+    tools = tool_defs(import_tools(folder / "tools.py", "tools.py"), "tools.py", float(meta["tool_timeout_s"]))
+    domain = PackDomain(read_text(policy_path, what="pack: policy.md"), tools, _database(folder))
     tasks = _tasks(folder, tools, meta["user"] == "scripted")
     guidelines_path = folder / "user_guidelines.md"
-    guidelines = (guidelines_path if guidelines_path.is_file() else DEFAULT_GUIDELINES).read_text(encoding="utf-8")
+    guidelines = read_text(guidelines_path if guidelines_path.is_file() else DEFAULT_GUIDELINES,
+                           what="pack: user guidelines")
     return Pack(name=meta["name"], user=meta["user"], domain=domain, tasks=tasks,
                 splits=_splits(folder, {str(t["id"]) for t in tasks}), guidelines=guidelines,
                 max_messages=meta.get("max_messages", 201), max_errors=meta.get("max_errors", 10))

@@ -18,6 +18,7 @@ from mua.harness.errors import DataError
 
 from ..tau2.domain import Record, ToolDef
 from ..tau2.toolkit import docstring_text, make_tool
+from .isolation import DEFAULT_TIMEOUT_S, run_isolated
 
 
 def import_tools(path: Path, relpath: str) -> ModuleType:
@@ -31,7 +32,7 @@ def import_tools(path: Path, relpath: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)  # the pack author's code, imported like an adapter's
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # SystemExit at import time must not end mua silently either
         raise DataError(f"pack: importing {relpath} failed: {type(e).__name__}: {e}") from None
     sys.modules[name] = module
     return module
@@ -45,7 +46,17 @@ def _returning_records(fn: Callable) -> Callable:
     return call
 
 
-def tool_defs(module: ModuleType, relpath: str) -> dict[str, ToolDef]:
+def _isolated(fn: Callable, name: str, timeout_s: float) -> Callable:
+    # The author's code runs in its own thread with a time limit; what it returns is serialised there, so the
+    # caller gets text or ToolFailed (an "Error: ..." tool result), whatever the code does (isolation.py).
+    records = _returning_records(fn)
+
+    def call(db: Any, **kwargs: Any) -> str:
+        return run_isolated(records, db, kwargs, name=name, timeout_s=timeout_s)
+    return call
+
+
+def tool_defs(module: ModuleType, relpath: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, ToolDef]:
     """Every public function defined in the module, in source order, as a tool. Each is re-executed when a
     trajectory is scored, so tools must be deterministic functions of the database and their arguments."""
     functions = [f for name, f in vars(module).items()
@@ -58,7 +69,7 @@ def tool_defs(module: ModuleType, relpath: str) -> dict[str, ToolDef]:
         description, docs = docstring_text(fn.__doc__)
         # a pack's schema leaves defaults out (packs have always been shown them that way)
         tool = make_tool(fn, fn.__name__, description, docs, "Tools", "write", where, defaults=False,
-                         call=_returning_records(fn))
+                         call=_isolated(fn, fn.__name__, timeout_s))
         if not description:
             raise DataError(f"{where}: needs a docstring (it is the tool's description the agent sees)")
         tools[fn.__name__] = tool

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping
 
-from mua.harness.datafiles import load_json, require_file
+from mua.harness.datafiles import load_json, load_text
 
 from ..records import build_record, check_object
 from .domain import Record, Tau2Domain, ToolDef
@@ -24,7 +24,7 @@ class JsonDbDomain(Tau2Domain):
     @classmethod
     def load(cls, data_dir: Path) -> "JsonDbDomain":
         folder = f"tau2/domains/{cls.name}"
-        policy = require_file(data_dir, f"{folder}/policy.md").read_text(encoding="utf-8")
+        policy = load_text(data_dir, f"{folder}/policy.md")
         return cls(policy, cls.normalise_db(load_json(data_dir, f"{folder}/db.json"), f"{folder}/db.json"))
 
     @classmethod

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Iterator, Optional
 
+from mua.harness.errors import DataError
+from mua.harness.files import read_json
 from mua.harness.interfaces import ReplayItem
 from mua.harness.types import Message, Task, ToolCall
 
@@ -147,20 +149,28 @@ def evaluated_task(tasks: dict[str, Task], task_id: str,
                   f"{len(candidates) or 'no'} embedded tasks match the recorded criteria")
 
 
+def _object(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _string(value: object) -> Optional[str]:
+    return value if isinstance(value, str) else None
+
+
 def read_results(path: Path) -> Optional[Iterator[ReplayItem]]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
+    try:  # the hardened reader: deep nesting, huge numbers or bad bytes mean "not a tau2 results file"
+        doc = read_json(path, what="results file")
+    except DataError:
         return None
     if not _is_results(doc):
         return None
-    env_info = (doc.get("info") or {}).get("environment_info") or {}
-    domain = env_info.get("domain_name") or ""
+    info = _object(doc.get("info"))
+    env_info = _object(info.get("environment_info"))
+    domain = _string(env_info.get("domain_name")) or ""
     # tau2's "telecom-workflow" is the telecom domain with a workflow-style policy (same tools, tasks and
     # evaluator); the policy recorded in the file is kept on the task.
     domain = "telecom" if domain == "telecom-workflow" else domain
-    policy = env_info.get("policy")
+    policy = _string(env_info.get("policy"))
     tasks = {}
     for record in doc["tasks"]:
         try:

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mua.harness.datafiles import require_file
+from mua.harness.datafiles import load_text
 
 AGENT_INSTRUCTION = (
     "You are a customer service agent that helps the user according to the <policy> provided below.\n"
@@ -61,7 +61,7 @@ def user_system_prompt(data_dir: Path, user_scenario: dict, user_has_tools: bool
 @lru_cache(maxsize=16)
 def _guidelines(data_dir: str, name: str) -> str:
     """Read once per process (every episode's user prompt starts with it)."""
-    guidelines = require_file(Path(data_dir), f"tau2/user_simulator/{name}").read_text(encoding="utf-8")
+    guidelines = load_text(Path(data_dir), f"tau2/user_simulator/{name}")
     return guidelines.replace("<PERSONA_GUIDELINES>", "")  # default persona config adds nothing
 
 

@@ -9,6 +9,7 @@ import logging
 import sys
 
 from ..errors import MuaError
+from ..urls import redact_url
 
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
                "benchmarks (see `mua eval --help`).")
@@ -17,8 +18,14 @@ COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "train", "sf
             "tasks", "play", "sweep")
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # type: ignore[override]
+        # one line, as every other mua error (a flag's bad value names the flag and the value)
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mua", description=DESCRIPTION)
+    parser = _Parser(prog="mua", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
@@ -39,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except MuaError as e:
-        print(f"mua {args.command}: error: {e}", file=sys.stderr)
+        print(f"mua {args.command}: error: {redact_url(str(e))}", file=sys.stderr)
         return 2
     except OSError as e:  # an unwritable or vanished path, a full disk: one line, never a traceback
         where = f" {e.filename}" if getattr(e, "filename", None) else ""

@@ -14,6 +14,49 @@ from ..models.openai_client import check_base_url
 from ..models.providers import key_env
 
 
+# -- numeric flags, checked as they are parsed (argparse reports a bad value in one line: see cli/__init__.py) --
+def _parsed(text: str, kind: type) -> float:
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not {'a whole number' if kind is int else 'a number'}: {text!r}") from None
+    if kind is float and not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    value = int(_parsed(text, int))
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = int(_parsed(text, int))
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def finite_float(text: str) -> float:
+    return _parsed(text, float)
+
+
+def non_negative_float(text: str) -> float:
+    value = _parsed(text, float)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = _parsed(text, float)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
 def add_data_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="benchmark data directory (default: $MUA_DATA_DIR, ../shared/data, "
                                       "then the cache filled by `mua data pull`)")
@@ -36,6 +79,7 @@ def add_model_flags(p: argparse.ArgumentParser, role: str, help_text: str) -> No
     p.add_argument(f"--{role}-api-key-env", metavar="VAR",
                    help=f"environment variable holding the {role} endpoint's API key (default: the provider's, "
                         "e.g. ANTHROPIC_API_KEY, GEMINI_API_KEY; else OPENAI_API_KEY)")
+    # the float flags of a model are checked by model_spec, with its other flags, before any work
     p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
                                                              "(default: the benchmark protocol's)")
     p.add_argument(f"--{role}-chat-template", metavar="hermes|llama3_json|FILE",
@@ -45,8 +89,14 @@ def add_model_flags(p: argparse.ArgumentParser, role: str, help_text: str) -> No
 
 
 def add_request_timeout(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--request-timeout", type=float, metavar="S",
+    p.add_argument("--request-timeout", type=float, metavar="S",  # checked by model_spec too
                    help="seconds one model request may take before it is retried (default 600; per attempt)")
+
+
+def add_stall_timeout(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stall-timeout", type=non_negative_float, default=120.0, metavar="S",
+                   help="stop (resumable) when an endpoint answers nothing for S seconds while requests wait "
+                        "(default 120; 0: never). Every endpoint is also checked once before the first request")
 
 
 def finite(flag: str, value: Optional[float], *, positive: bool = False) -> Optional[float]:
@@ -71,11 +121,14 @@ def _params(role: str, raw: Optional[str]) -> dict:
 def model_spec(args: argparse.Namespace, role: str, default_temperature: Optional[float] = None) -> Optional[ModelSpec]:
     """The model named by the ``--ROLE-*`` flags, checked up front: finite numbers, valid JSON without NaN, a
     well-formed base URL, a checkpoint path that exists."""
+    timeout = finite("--request-timeout", getattr(args, "request_timeout", None), positive=True)  # even unused
     name = getattr(args, f"{role}_model") or getattr(args, "model", None)
     if not name:
         return None
     params = _params(role, getattr(args, f"{role}_params"))
     temperature = finite(f"--{role}-temperature", getattr(args, f"{role}_temperature"))
+    if temperature is not None and temperature < 0:
+        raise ConfigError(f"--{role}-temperature must be 0 or more, got {temperature:g}")
     if temperature is None:
         temperature = default_temperature
     if temperature is not None:
@@ -87,7 +140,6 @@ def model_spec(args: argparse.Namespace, role: str, default_temperature: Optiona
     if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
                               or not 0 < given < math.inf):
         raise ConfigError(f"--{role}-params timeout_s must be a positive number of seconds, got {given!r}")
-    timeout = finite("--request-timeout", getattr(args, "request_timeout", None), positive=True)
     if timeout is not None:
         params.setdefault("timeout_s", timeout)
     base_url = getattr(args, f"{role}_base_url") or getattr(args, "base_url", None)

@@ -9,9 +9,11 @@ from ..batch import EvalPlan, run_eval
 from ..build import GOLD, ModelSpec
 from ..data import resolve_data_dir
 from ..errors import ConfigError
+from ..outputs import check_output, is_mua_run
 from ..registry import benchmark_names
 from ..cost import user_table
-from .common import add_data_dir, add_model_flags, add_request_timeout, add_shared_model_flags, finite, model_spec
+from .common import (add_data_dir, add_model_flags, add_request_timeout, add_shared_model_flags, add_stall_timeout,
+                     finite, model_spec, non_negative_int, positive_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,30 +25,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--split", help="task split (default: the split the benchmark reports on)")
     p.add_argument("--all-tasks", action="store_true", help="ignore splits and run every task of the subsets")
     p.add_argument("--task-ids", help="comma-separated task ids to run")
-    p.add_argument("--limit", type=int, help="at most this many tasks per subset")
+    p.add_argument("--limit", type=positive_int, help="at most this many tasks per subset")
     p.add_argument("--agent", choices=("gold", "model"), default="model",
                    help="'gold' replays reference actions offline (no model); default: --agent-model")
     add_shared_model_flags(p)
     add_model_flags(p, "agent", "agent model: endpoint model name or local checkpoint directory")
     add_model_flags(p, "user", "user simulator model (for benchmarks whose user is an LLM)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
-    p.add_argument("--trials", type=int, help="trials per task (pass^k needs k trials; default: the benchmark "
+    p.add_argument("--trials", type=positive_int, help="trials per task (pass^k needs k trials; default: the benchmark "
                                              "protocol's, 1 for --agent gold)")
-    p.add_argument("--seed", type=int, default=0, help="run seed; each episode gets a stable seed from it")
-    p.add_argument("--concurrency", type=int, default=8, help="episodes in flight")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="run seed; each episode gets a stable seed from it")
+    p.add_argument("--concurrency", type=positive_int, default=8, help="episodes in flight")
     p.add_argument("--out", help="run directory (default: results/<benchmark>-<agent>)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--keep-errors", action="store_true", help="on resume, do not retry errored episodes")
-    p.add_argument("--max-error-streak", type=int, default=20, metavar="N",
+    p.add_argument("--max-error-streak", type=non_negative_int, default=20, metavar="N",
                    help="stop the run after N consecutive episodes fail on the model endpoint (0: never)")
     add_request_timeout(p)
     p.add_argument("--prices", metavar="FILE", help='price table for the run\'s cost: {"models": {NAME: {"input": '
                    'USD, "output": USD}}} per million tokens, NAME as passed to --*-model (default: mua\'s '
                    "built-in table of provider/model prices)")
-    p.add_argument("--stall-timeout", type=float, default=120.0, metavar="S",
-                   help="stop the run (resumable) when an endpoint answers nothing for S seconds while requests "
-                        "wait (default 120; 0: never). Every endpoint is also checked once before the first "
-                        "episode")
+    add_stall_timeout(p)
     add_data_dir(p)
     p.set_defaults(func=run)
 
@@ -80,6 +79,9 @@ def run(args: argparse.Namespace) -> int:
     plan = plan_from_args(args, bench.subsets, bench.default_split)
     user_table(plan.prices)  # a bad price table fails here, before the benchmark loads
     out = Path(args.out or Path("results") / f"{plan.benchmark}-{_slug(plan.agent.name)}")
+    if not is_mua_run(out):  # a run is resumed; anything else (a checkpoint, a dataset, files) is left alone
+        local = [s.name for s in (plan.agent, plan.user, plan.judge) if s is not None and s.base_url is None]
+        check_output(out, flag="--out", overwrite=None, inputs=[n for n in local if Path(n).exists()])
     outcome = asyncio.run(run_eval(plan, out, resolve_data_dir(args.data_dir), concurrency=args.concurrency,
                                    progress=not args.no_progress, retry_errors=not args.keep_errors,
                                    max_error_streak=args.max_error_streak,

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from ..data import resolve_data_dir
 from ..errors import ConfigError
-from .common import add_data_dir
+from ..outputs import add_overwrite_flag, check_output
+from .common import add_data_dir, finite_float
 
 FORMATS = ("datasets", "jsonl")
 
@@ -20,8 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path, help="output directory (datasets) or file (jsonl)")
     p.add_argument("--format", choices=FORMATS, default="datasets",
                    help="datasets: Hugging Face save_to_disk folder (default); jsonl: one row per line")
-    p.add_argument("--min-reward", type=float, help="only episodes with at least this reward (e.g. 1)")
+    p.add_argument("--min-reward", type=finite_float, help="only episodes with at least this reward (e.g. 1)")
     add_data_dir(p)
+    add_overwrite_flag(p, "--out")
     p.set_defaults(func=run)
 
 
@@ -34,8 +36,7 @@ def run(args: argparse.Namespace) -> int:
     if config is None:
         raise ConfigError(f"{args.run} is not a mua run (no config.json)")
     bench = open_benchmark(str(config.get("benchmark")), resolve_data_dir(args.data_dir))
-    if args.out.exists() and (args.format == "jsonl" or any(args.out.iterdir())):
-        raise ConfigError(f"{args.out} exists; name a new --out")
+    check_output(args.out, flag="--out", overwrite=args.overwrite, inputs=[args.run])
     rows = export_rows(args.run, bench, args.min_reward)
     if not rows:
         raise ConfigError(f"{args.run}: no finished episodes" + (f" with reward >= {args.min_reward}"

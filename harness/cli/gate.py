@@ -10,7 +10,7 @@ from ..errors import ConfigError
 from ..gate import METHODS, GateSettings, compare, format_verdict
 from ..power import PowerSettings, format_power, smallest_detectable_drop
 from ..runs import read_run
-from .common import check_output_file
+from .common import check_output_file, non_negative_int, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -32,8 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(0.02 = 2 points; default 0)")
     p.add_argument("--confidence", type=float, default=0.95, help="confidence required to call a regression")
     p.add_argument("--method", choices=sorted(METHODS), default="bootstrap", help="paired test over tasks")
-    p.add_argument("--resamples", type=int, default=10000, help="resamples of the paired test")
-    p.add_argument("--seed", type=int, default=0, help="seed of the paired test")
+    p.add_argument("--resamples", type=positive_int, default=10000, help="resamples of the paired test")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the paired test")
     p.add_argument("--max-error-rate", type=float, default=0.02,
                    help="fail when more than this fraction of the candidate's episodes errored (default 0.02)")
     p.add_argument("--allow-incomplete", action="store_true",
@@ -50,11 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  "--baseline or the flags below")
     power.add_argument("--power", action="store_true", help="print the smallest drop flagged with "
                        "--target-power and the false-alarm rate, instead of comparing runs")
-    power.add_argument("--tasks", type=int, help="number of tasks (default: the baseline's)")
-    power.add_argument("--trials", type=int, help="trials per task (default: the baseline's)")
+    power.add_argument("--tasks", type=positive_int, help="number of tasks (default: the baseline's)")
+    power.add_argument("--trials", type=positive_int, help="trials per task (default: the baseline's)")
     power.add_argument("--pass-rate", type=float, help="baseline pass rate in (0, 1] (default: the baseline's)")
     power.add_argument("--target-power", type=float, default=0.8, help="share of regressions to catch (0.8)")
-    power.add_argument("--simulations", type=int, default=200, help="simulated run pairs per drop (200)")
+    power.add_argument("--simulations", type=positive_int, default=200, help="simulated run pairs per drop (200)")
     p.set_defaults(func=run)
 
 

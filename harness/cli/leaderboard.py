@@ -9,7 +9,7 @@ from ..errors import ConfigError
 from ..leaderboard import Settings, build_rows, columns, declarations, load_published
 from ..leaderboard_render import FORMATS, plot, render
 from ..runs import read_run
-from .common import check_output_file
+from .common import check_output_file, non_negative_int, positive_int
 
 # results/published.json beside the package folders (a source checkout or an editable install).
 DEFAULT_PUBLISHED = Path(__file__).resolve().parents[2] / "results" / "published.json"
@@ -31,8 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--detail", action="store_true",
                    help="add the per-subset columns a benchmark keeps out of the headline; CSV always has them")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
-    p.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="bootstrap seed (default 0)")
     p.set_defaults(func=run)
 
 

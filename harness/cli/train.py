@@ -8,6 +8,7 @@ import os
 import sys
 
 from ..data import resolve_data_dir
+from ..endpoints import preflight
 from ..errors import ConfigError
 
 
@@ -39,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         from ...training.grpo import TrainingInterrupted, train
     except ImportError as exc:
         raise ConfigError(f"mua train needs torch, transformers, trl and datasets ({exc})") from None
+    from ...training.grpo import endpoint_specs
     from ..registry import open_benchmark
 
     cfg = parse_launched(parse_config, args.rest)
@@ -46,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError("name a benchmark: --benchmark NAME (or benchmark: in --config)")
     bench = open_benchmark(cfg.benchmark, resolve_data_dir(cfg.data_dir))
     cfg.validate_for(bench)
+    preflight(endpoint_specs(cfg, bench))  # a dead or silent endpoint is reported now, not after the model loads
     try:
         out = train(cfg, bench)
     except TrainingInterrupted as exc:

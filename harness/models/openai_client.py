@@ -22,6 +22,7 @@ from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_af
 from tenacity.wait import wait_base
 
 from ..errors import ConfigError, ModelError
+from ..urls import redact_url
 from ..types import Message, ToolCall, ToolSpec, Usage
 from . import pools
 from .activity import LengthWatch
@@ -167,9 +168,9 @@ def check_base_url(url: str) -> str:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - raises ValueError for a malformed port
     except ValueError as e:
-        raise ConfigError(f"base URL {url!r} is malformed ({e}), e.g. http://127.0.0.1:8000/v1") from None
+        raise ConfigError(redact_url(f"base URL {url!r} is malformed ({e}), e.g. http://127.0.0.1:8000/v1")) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"base URL {url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1")
+        raise ConfigError(redact_url(f"base URL {url!r} is not an http(s) URL, e.g. http://127.0.0.1:8000/v1"))
     return url.rstrip("/")
 
 
@@ -219,7 +220,7 @@ class OpenAIChatModel:
         self._pool: Optional[pools.PoolKey] = None  # the shared per-endpoint pool this model holds (pools.py)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"
+        return f"{type(self).__name__}(model={self.model!r}, base_url={redact_url(self.base_url)!r})"
 
     def endpoint_url(self) -> str:
         """Where requests are posted (set once, after ``base_url`` and ``model``)."""
@@ -231,7 +232,7 @@ class OpenAIChatModel:
 
     def describe(self) -> dict:
         """JSON-safe configuration for config.json (never the key, only the variable's name)."""
-        return {"backend": self.backend, "model": self.model, "base_url": self.base_url,
+        return {"backend": self.backend, "model": self.model, "base_url": redact_url(self.base_url),
                 "api_key_env": self.api_key_env, "timeout_s": self.timeout_s, "retry": asdict(self.retry),
                 "params": json.loads(json.dumps(self.params, default=str))}
 
@@ -240,7 +241,7 @@ class OpenAIChatModel:
 
     def _redact(self, text: str) -> str:
         key = self._key()  # keys of 1-3 characters (local servers' placeholders) are no secret to mask
-        return text.replace(key, "***") if len(key) >= 4 else text
+        return redact_url(text.replace(key, "***") if len(key) >= 4 else text)
 
     def _session_for_loop(self) -> pools.Transport:
         loop = asyncio.get_running_loop()
@@ -296,8 +297,8 @@ class OpenAIChatModel:
         try:
             await probe.request("GET", url, None, timeout_s)
         except asyncio.TimeoutError:
-            raise ModelError(f"model endpoint {self.base_url} did not answer within {timeout_s:g} s (GET {url}); "
-                             "is the server up and not overloaded?") from None
+            raise ModelError(self._redact(f"model endpoint {self.base_url} did not answer within {timeout_s:g} s "
+                                          f"(GET {url}); is the server up and not overloaded?")) from None
         except (TransportError, ValueError) as e:
             raise ModelError(self._redact(f"model endpoint {self.base_url} cannot be reached: {e}")) from None
         finally:
@@ -313,7 +314,7 @@ class OpenAIChatModel:
         except asyncio.TimeoutError:
             raise _Transient(f"no complete reply within {self.timeout_s:g} s") from None
         except InvalidURL:
-            raise ModelError(f"model endpoint {self.url} is not a valid URL") from None
+            raise ModelError(self._redact(f"model endpoint {self.url} is not a valid URL")) from None
         except TransportError as e:  # refused/dropped connections, truncated or unparsable HTTP replies
             raise _Transient(f"connection error: {e}") from None
         finally:

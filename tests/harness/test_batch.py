@@ -120,8 +120,10 @@ def test_unknown_task_ids_and_bad_limit_are_clear_errors(tmp_path, capsys):
     with pytest.raises(ConfigError, match="task ids not found .*: 99"):
         run(tmp_path / "r", plan(task_ids=["1", "99"]))
     from mua.harness.cli import main
-    assert main(["eval", "--benchmark", "counter", "--agent", "gold", "--limit", "0", "--data-dir", "."]) == 2
-    assert "--limit must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:  # checked as the flag is parsed (argparse exits 2, one line)
+        main(["eval", "--benchmark", "counter", "--agent", "gold", "--limit", "0", "--data-dir", "."])
+    assert stopped.value.code == 2
+    assert "argument --limit: must be at least 1, got 0" in capsys.readouterr().err
 
 
 def test_bad_data_fails_once_before_any_episode(tmp_path):

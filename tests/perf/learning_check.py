@@ -118,14 +118,15 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     tiny, sft = out / "tiny", out / "sft"
     mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads, "--sliding-window",
-        args.sliding_window)
+        args.sliding_window, "--overwrite")  # rebuilt on every run (same seed, same bytes)
     if not (out / "gold").exists():
         mua("eval", "--benchmark", "pack", "--data-dir", args.pack, "--agent", "gold", "--split", "train",
             "--out", out / "gold", "--no-progress")
     if not (out / "gold-dataset").exists():
         mua("export", out / "gold", "--out", out / "gold-dataset", "--min-reward", "1", "--data-dir", args.pack)
     mua("sft", "--policy", tiny, "--dataset", out / "gold-dataset", "--output-dir", sft, "--max-steps",
-        args.sft_steps, "--learning-rate", args.sft_lr, "--lr-scheduler-type", args.sft_lr_scheduler, "--no-progress")
+        args.sft_steps, "--learning-rate", args.sft_lr, "--lr-scheduler-type", args.sft_lr_scheduler, "--no-progress",
+        "--overwrite")
     runs = {"before SFT": held_out(tiny, out, args), "after SFT": held_out(sft, out, args)}
     g = grpo(sft, out / "grpo", args, answers=True)
     runs["after GRPO"] = held_out(g, out, args)

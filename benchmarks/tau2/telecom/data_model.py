@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Optional
 
-from mua.harness.datafiles import FIX_HINT, require_file
+from mua.harness.datafiles import FIX_HINT, load_text
 from mua.harness.errors import DataError
 
 from ...records import build_record, check_object
@@ -165,11 +165,11 @@ def load(data_dir: Path) -> tuple[dict, dict]:
     folder = "tau2/domains/telecom"
     out = []
     for name in ("db.toml", "user_db.toml"):
-        path = require_file(data_dir, f"{folder}/{name}")
+        text = load_text(data_dir, f"{folder}/{name}")
         try:
-            out.append(tomllib.loads(path.read_text(encoding="utf-8")))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise DataError(f"{path}: not valid TOML ({e}). {FIX_HINT}") from None
+            out.append(tomllib.loads(text))
+        except (ValueError, RecursionError) as e:  # TOML syntax, an integer of thousands of digits, deep nesting
+            raise DataError(f"{folder}/{name}: not valid TOML ({type(e).__name__}: {e}). {FIX_HINT}") from None
     raw_db, raw_user = out
     db_file, user_file = f"{folder}/db.toml", f"{folder}/user_db.toml"
     check_object(raw_db, db_file, dict.fromkeys(TABLES, list))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from mua.harness.datafiles import require_file
+from mua.harness.datafiles import load_text
 
 from ..domain import Record, Tau2Domain, ToolDef
 from . import data_model as dm
@@ -98,7 +98,7 @@ class TelecomDomain(Tau2Domain):
         folder = "tau2/domains/telecom"
 
         def read(name: str) -> str:
-            return require_file(data_dir, f"{folder}/{name}").read_text(encoding="utf-8")
+            return load_text(data_dir, f"{folder}/{name}")
 
         main = read("main_policy.md")
         policies = {kind: (f"<main_policy>\n{main}\n</main_policy>\n<tech_support_policy>\n"

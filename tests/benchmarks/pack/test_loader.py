@@ -91,7 +91,7 @@ def test_missing_and_invalid_files(tmp_path):
         load(folder)
     folder = pack_copy(tmp_path / "b")
     (folder / "db.json").write_text("{nope")
-    with pytest.raises(DataError, match="db.json is not valid JSON"):
+    with pytest.raises(DataError, match="db.json: it is not valid JSON"):
         load(folder)
     with pytest.raises(DataError, match="is not a folder"):
         load(tmp_path / "absent")
