@@ -67,8 +67,8 @@ def vllm_rates(path: Path, new_tokens: int) -> dict[int, float] | None:
         import vllm
     except ImportError:
         return None
-    llm = vllm.LLM(model=str(path), gpu_memory_utilization=0.1, max_model_len=2048, enable_prefix_caching=False,
-                   seed=0)
+    llm = vllm.LLM(model=str(path), gpu_memory_utilization=0.1, max_model_len=1024, enable_prefix_caching=False,
+                   seed=0, dtype="float32")  # float32 as transformers (vLLM on CPU would pick bfloat16)
     params = vllm.SamplingParams(temperature=0.0, max_tokens=new_tokens, ignore_eos=True, seed=0)
     llm.generate([{"prompt_token_ids": requests_for(1, 1)[0].prompt_ids}], params, use_tqdm=False)  # warm-up
     rates = {}
