@@ -1,12 +1,20 @@
-"""The offline users of a pack: a scripted user that answers from the scenario, and the gold agent that asks.
+"""The offline users of a pack: a scripted user that answers questions from the scenario, and the gold agent.
 
 :class:`ScenarioUser` opens with the scenario's reason for calling, then answers each agent message with the
-``say`` of every not-yet-given reply whose ``when`` keywords the message mentions (case-insensitive); a
+``say`` of every not-yet-given reply that one of the message's *questions* asks about (see :func:`asked`); a
 message that asks for nothing new ends the conversation (###STOP###). With ``answers=False`` it says the
-opening only and stops at its next turn: the ablation "user out of the loop"."""
+opening only and stops at its next turn: the ablation "user out of the loop".
+
+What counts as asking (so that listing keywords is not asking): a question is a sentence that ends with "?"
+and holds a question word (what, where, which, could, ...); it asks about a reply when it holds one of the
+reply's ``when`` keywords (or phrases) as whole words, and it asks about one fact at most: a question whose
+keywords name two replies answers neither. So "Where would you like to sit?" gets the seat, while "name sit
+time?", "have a nice time" and "when did you visit?" get nothing, and a pack's gold agent asks one question
+per fact."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
@@ -15,10 +23,46 @@ from mua.harness.types import Message, ToolCall, ToolSpec, Usage
 
 from ..tau2.prompts import STOP, USER_STOP_MARKERS
 
+QUESTION_WORDS = frozenset((
+    "what", "which", "where", "when", "who", "whom", "whose", "why", "how", "may", "might", "could", "can",
+    "would", "will", "shall", "should", "do", "does", "did", "is", "are", "was", "were", "have", "has"))
+_SENTENCE = re.compile(r"[^.!?\n]*[.!?]+|[^.!?\n]+")
+_WORD = re.compile(r"\w+")
+
 
 def opening(scenario: dict) -> str:
     instructions = scenario.get("instructions")
     return str(instructions.get("reason_for_call") if isinstance(instructions, dict) else instructions)
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def questions(text: str) -> list[list[str]]:
+    """The words of each question in ``text``: a sentence ending in "?" that holds a question word."""
+    found = []
+    for sentence in _SENTENCE.findall(text):
+        said = words(sentence)
+        if sentence.rstrip().endswith("?") and QUESTION_WORDS.intersection(said):
+            found.append(said)
+    return found
+
+
+def mentions(said: list[str], keyword: str) -> bool:
+    """Whether the words ``said`` hold ``keyword`` (one word or a phrase) as whole consecutive words."""
+    key = words(keyword)
+    return bool(key) and any(said[i:i + len(key)] == key for i in range(len(said) - len(key) + 1))
+
+
+def asked(text: str, replies: list[dict]) -> list[int]:
+    """Indices of the replies that a question of ``text`` asks about, one reply per question at most."""
+    due: list[int] = []
+    for said in questions(text):
+        about = [i for i, r in enumerate(replies) if any(mentions(said, w) for w in r["when"])]
+        if len(about) == 1 and about[0] not in due:
+            due.append(about[0])
+    return sorted(due)
 
 
 class ScenarioUser(User):
@@ -31,9 +75,8 @@ class ScenarioUser(User):
     async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
         if not any(m.role == "user" for m in messages):
             return Message(role="user", content=self.opening)
-        said = next((m.text.lower() for m in reversed(messages) if m.role == "assistant" and m.content), "")
-        due = [i for i, r in enumerate(self.replies)
-               if i not in self.given and any(w.lower() in said for w in r["when"])]
+        said = next((m.text for m in reversed(messages) if m.role == "assistant" and m.content), "")
+        due = [i for i in asked(said, self.replies) if i not in self.given]
         if not due:
             return Message(role="user", content=STOP)
         self.given.update(due)

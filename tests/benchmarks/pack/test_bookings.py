@@ -37,7 +37,7 @@ def test_facts_come_only_from_the_user():
     task = bench.load_tasks("tasks", "test")[0]
     facts = task.evaluation["actions"][0]["arguments"]
     assert facts["name"] not in task.scenario["instructions"]["reason_for_call"]
-    ask = Message(role="assistant", content="Your name, where would you like to sit, and at what time?")
+    ask = Message(role="assistant", content="What is your name? Where would you like to sit? At what time?")
     right = play(bench, task, ScriptedAgent([[ask], [booking(facts), Message(role="assistant", content="Booked.")]]))
     assert right.score.reward == 1.0
     said = right.messages[3].content
@@ -56,7 +56,7 @@ def test_the_user_says_only_what_is_asked():
     usual = [t for t in tasks if t.evaluation["actions"][0]["arguments"]["hour"] == 7]
     other = [t for t in tasks if t.evaluation["actions"][0]["arguments"]["hour"] != 7]
     assert 0.7 < len(usual) / len(tasks) < 0.8  # three customers in four want the usual 7 pm (generate.py)
-    two = Message(role="assistant", content="Your name, and where would you like to sit?")
+    two = Message(role="assistant", content="What is your name? Where would you like to sit?")
     for task in (usual[0], other[0]):
         facts = task.evaluation["actions"][0]["arguments"]
         guess = dict(facts, hour=7)  # not asking for the time and booking 7 pm: right for the usual customers only
@@ -71,6 +71,19 @@ def test_the_user_says_only_what_is_asked():
         asked[t.id] = "time" in gold.messages[2].content
     assert all(asked[t.id] for t in other)
     assert 0.1 < sum(asked[t.id] for t in usual) / len(usual) < 0.2
+
+
+def test_keyword_stuffing_is_not_asking():
+    """Listing the keywords, or saying them outside a question, gets no answer: the user stops, nothing is booked
+    from its answers. The gold agent (one question per fact) passes every task (test_gold_agent_passes_every_task)."""
+    bench = PackBenchmark(EXAMPLE)
+    tasks = bench.load_tasks("tasks", "test")
+    for text in ("name sit time?", "Name? Sit? Time?", "What name sit time?", "Have a nice time. Your name, sit.",
+                 "What is your name, where would you like to sit, and at what time?"):
+        for task in tasks:
+            result = play(bench, task, ScriptedAgent([[Message(role="assistant", content=text)]]))
+            assert [m.content for m in result.messages if m.role == "user"][1:] == ["###STOP###"], (text, task.id)
+            assert result.score.reward == 0.0
 
 
 def test_opening_only_user_stops_after_the_opening():

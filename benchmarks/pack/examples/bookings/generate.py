@@ -24,8 +24,9 @@ from tools import HOURS, NAMES, SEATS  # this folder is on the path when the scr
 
 OPENINGS = ("Hi, I would like to book a table.", "Hello, can I reserve a table?",
             "I want to make a reservation, please.")
-ASK_ALL = "Sure. Your name, where would you like to sit, and at what time?"
-ASK_USUAL = "Sure. Your name, and where would you like to sit?"
+# one question per fact: the scripted user answers a question about one fact only (benchmarks/pack/users.py)
+ASK_ALL = "Sure. What is your name? Where would you like to sit? At what time?"
+ASK_USUAL = "Sure. What is your name? Where would you like to sit?"
 USUAL_HOUR = 7
 
 
