@@ -72,6 +72,27 @@ def estimate(run: Path):
     return bootstrap_ci([list(per_task(run).values())], resamples=2000, seed=0)  # mua leaderboard's defaults
 
 
+def check_budgets(policy: Path, args) -> None:
+    """Before any training: every gold conversation of the train and evaluation splits fits the reply and episode
+    token budgets (training/budgets.py, as `mua train` checks), else one line naming the count and a task."""
+    from transformers import AutoTokenizer, GenerationConfig
+
+    from mua.benchmarks.pack import PackBenchmark
+    from mua.harness.models.local import stop_ids_for
+    from mua.training.budgets import check_gold_budgets
+    from mua.training.policy import Budget
+
+    tokenizer = AutoTokenizer.from_pretrained(policy)
+    stop_ids = stop_ids_for(tokenizer, GenerationConfig.from_pretrained(policy))
+    bench = PackBenchmark(args.pack)
+    for split in ("train", "test"):
+        fit = check_gold_budgets(bench, bench.load_tasks("tasks", split), tokenizer, stop_ids,
+                                 Budget(args.max_turn_tokens, 4 * args.max_turn_tokens))
+        print(f"learning check: {fit.line(f'split {split}')}", flush=True)
+        if not fit.fits and not args.smoke:  # the smoke's short budgets cut replies on purpose: it proves nothing
+            raise SystemExit(2)
+
+
 def grpo(policy: Path, out: Path, args, answers: bool) -> Path:
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.registry import register_benchmark
@@ -119,6 +140,7 @@ def main() -> int:
     tiny, sft = out / "tiny", out / "sft"
     mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads, "--sliding-window",
         args.sliding_window)
+    check_budgets(tiny, args)
     if not (out / "gold").exists():
         mua("eval", "--benchmark", "pack", "--data-dir", args.pack, "--agent", "gold", "--split", "train",
             "--out", out / "gold", "--no-progress")

@@ -63,3 +63,12 @@ def test_unscored_and_errored_episodes_are_left_out_and_flagged(tmp_path, capsys
     out = capsys.readouterr().out
     assert "n=37" in out and "LEFT OUT: 3 errored or unscored" in out and "over 37 tasks" in out
     assert "  after SFT" in out and out.count("LEFT OUT") == 1
+
+
+def test_gold_conversations_that_do_not_fit_stop_the_check_before_training(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--max-turn-tokens", "16"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert ("800 of 800 gold conversations of split train do not fit the token budgets (max_turn_tokens 16, "
+            "max_completion_tokens 64): first book-000, a reply of") in done.stdout
+    assert not (tmp_path / "sft").exists() and not (tmp_path / "gold").exists()

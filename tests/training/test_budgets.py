@@ -1,0 +1,50 @@
+"""Every gold conversation of the chosen split is checked against the token budgets before training, and the
+tasks that would be cut are named in one line (training/budgets.py; `mua train` and the learning check)."""
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("transformers")
+from mua.benchmarks.pack import PackBenchmark  # noqa: E402
+from mua.training.budgets import check_gold_budgets, reply_lengths  # noqa: E402
+from mua.training.policy import Budget  # noqa: E402
+
+BOOKINGS = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
+
+
+def test_reply_lengths_are_the_runs_of_generated_ids():
+    assert reply_lengths([1, 1, 0, 0, 1, 0, 1, 1, 1]) == [2, 1, 3]
+    assert reply_lengths([0, 0]) == []
+
+
+def test_fits_and_misfits_are_named(tiny_tokenizer, stop_ids):
+    bench = PackBenchmark(BOOKINGS)
+    tasks = bench.load_tasks("tasks", "train")[:6]
+    fit = check_gold_budgets(bench, tasks, tiny_tokenizer, stop_ids, Budget(64, 256))
+    assert fit.fits and fit.checked == 6
+    assert fit.line("split train") == ("all 6 gold conversations of split train fit the token budgets "
+                                       "(max_turn_tokens 64, max_completion_tokens 256)")
+    short = check_gold_budgets(bench, tasks, tiny_tokenizer, stop_ids, Budget(8, 256))
+    assert not short.fits and len(short.misfits) == 6
+    line = short.line("split train")
+    assert line.startswith(f"6 of 6 gold conversations of split train do not fit the token budgets "
+                           f"(max_turn_tokens 8, max_completion_tokens 256): first {tasks[0].id}, a reply of ")
+    assert "\n" not in line
+    total = check_gold_budgets(bench, tasks, tiny_tokenizer, stop_ids, Budget(64, 20))
+    assert "tokens after the prompt > max_completion_tokens 20" in total.misfits[0].why
+    context = check_gold_budgets(bench, tasks, tiny_tokenizer, stop_ids, Budget(64, 256), max_context=50)
+    assert "the model's context of 50" in context.misfits[0].why
+
+
+@pytest.mark.slow
+def test_mua_train_names_the_gold_conversations_that_do_not_fit(tiny_checkpoint, tmp_path, capsys):
+    from mua.harness.cli import main
+
+    code = main(["train", "--policy", str(tiny_checkpoint), "--benchmark", "pack", "--data_dir", str(BOOKINGS),
+                 "--split", "train", "--limit", "2", "--output_dir", str(tmp_path / "out"), "--max_steps", "1",
+                 "--num_generations", "2", "--batch_size", "2", "--max_turn_tokens", "8", "--bf16", "false",
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 0, err[-2000:]
+    assert ("mua train: warning: 2 of 2 gold conversations of split train do not fit the token budgets "
+            "(max_turn_tokens 8, max_completion_tokens") in err
