@@ -3,7 +3,8 @@
 :class:`ScenarioUser` opens with the scenario's reason for calling, then answers each agent message with the
 ``say`` of every not-yet-given reply that one of the message's *questions* asks about (see :func:`asked`); a
 message that asks for nothing new ends the conversation (###STOP###). With ``answers=False`` it says the
-opening only and stops at its next turn: the ablation "user out of the loop".
+opening only and stops at its next turn. :class:`StaticUser` replays the reference conversation's user turns
+whatever the agent says (the learning check's ablation "GRPO with a static user").
 
 What counts as asking (so that listing keywords is not asking): a question is a sentence that ends with "?"
 and holds a question word (what, where, which, could, ...); it asks about a reply when it holds one of the
@@ -81,6 +82,38 @@ class ScenarioUser(User):
             return Message(role="user", content=STOP)
         self.given.update(due)
         return Message(role="user", content=" ".join(self.replies[i]["say"] for i in due))
+
+    def is_stop(self, message: Message) -> bool:
+        return any(marker in message.text for marker in USER_STOP_MARKERS)
+
+
+def reference_user_turns(scenario: dict) -> list[str]:
+    """What the scripted user says in the reference conversation: its opening, then its answer to each question
+    turn of the gold agent (:func:`asking_gold_agent`)."""
+    replies = list(scenario.get("replies") or [])
+    turns, given = [opening(scenario)], set()
+    for reply in replies:
+        due = [i for i in asked(reply.get("ask") or "", replies) if i not in given]
+        if due:
+            given.update(due)
+            turns.append(" ".join(replies[i]["say"] for i in due))
+    return turns
+
+
+class StaticUser(User):
+    """Says the reference conversation's user turns in order, whatever the agent says, then stops: the ablation
+    "GRPO with a static user" (the reward is kept; only the user's response to the agent is taken away)."""
+
+    def __init__(self, scenario: dict):
+        self.turns = reference_user_turns(scenario)
+        self.said = 0
+        self.usage = Usage()
+
+    async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
+        if self.said >= len(self.turns):
+            return Message(role="user", content=STOP)
+        self.said += 1
+        return Message(role="user", content=self.turns[self.said - 1])
 
     def is_stop(self, message: Message) -> bool:
         return any(marker in message.text for marker in USER_STOP_MARKERS)
