@@ -35,7 +35,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
@@ -263,7 +263,7 @@ def report(seeds: list[Seed], out: Path, started: float, label: str = "evaluatio
            tasks: Optional[dict[str, dict]] = None) -> int:
     """Prints the figures and the verdict; ``tasks`` (id -> the pack's task record) gives the behaviour table."""
     print(f"\npass^1 ({label}), 95% bootstrap interval over tasks; greedy | sampled at temperature 1:")
-    gains: dict[int, object] = {}
+    gains: dict[int, Any] = {}
     for s in seeds:
         print(f" seed {s.seed}:")
         for name, st in s.stages.items():
@@ -290,10 +290,10 @@ def report(seeds: list[Seed], out: Path, started: float, label: str = "evaluatio
         behaviour(seeds, tasks)
     print(f"  wall time {time.monotonic() - started:.0f} s")
     plot(seeds, out)
-    verdict = bool(gains) and len(gains) == len(seeds) and all(t.low > 0 for t in gains.values())  # type: ignore
+    verdict = bool(gains) and len(gains) == len(seeds) and all(t.low > 0 for t in gains.values())
     stuck = all(no_gradient(s.grpo_dirs.get(GRPO)) for s in seeds) and any(s.grpo_dirs for s in seeds)
     why = " (no gradient was taken)" if stuck and not verdict else ""
-    above = sum(1 for t in gains.values() if t.low > 0)  # type: ignore[attr-defined]
+    above = sum(1 for t in gains.values() if t.low > 0)
     print(f"verdict: {'PASS' if verdict else 'FAIL'}{why}: the paired greedy 95% interval of GRPO with the user "
           f"in the loop - SFT is above zero in {above} of {len(seeds)} seed(s); PASS needs every seed")
     return 0 if verdict else 1
