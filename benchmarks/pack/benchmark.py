@@ -89,7 +89,7 @@ class PackBenchmark(Tau2Benchmark):
     def gold_user(self, task: Task) -> User:
         """The scripted user: it answers from the scenario's replies (with ``answers=False``, opening only)."""
         if self.static_user and task.scenario.get("replies"):
-            return StaticUser(task.scenario)
+            return StaticUser(task.scenario, task.evaluation)
         if task.scenario.get("replies") or not self.answers:
             return ScenarioUser(task.scenario, answers=self.answers)
         return tau2_gold_user(task.evaluation, opening(task.scenario))

@@ -87,12 +87,16 @@ class ScenarioUser(User):
         return any(marker in message.text for marker in USER_STOP_MARKERS)
 
 
-def reference_user_turns(scenario: dict) -> list[str]:
+def reference_user_turns(scenario: dict, evaluation: Optional[dict] = None) -> list[str]:
     """What the scripted user says in the reference conversation: its opening, then its answer to each question
-    turn of the gold agent (:func:`asking_gold_agent`)."""
+    turn of the gold agent (:func:`asking_gold_agent`: the questions without ``after`` first, then the others
+    in the order of their actions)."""
     replies = list(scenario.get("replies") or [])
     turns, given = [opening(scenario)], set()
-    for reply in replies:
+    ids = [a.get("action_id") for a in (evaluation or {}).get("actions") or []]
+    later = sorted((r for r in replies if r.get("after")), key=lambda r: ids.index(r["after"]) if r["after"] in ids
+                   else len(ids))
+    for reply in [r for r in replies if not r.get("after")] + later:
         due = [i for i in asked(reply.get("ask") or "", replies) if i not in given]
         if due:
             given.update(due)
@@ -104,8 +108,8 @@ class StaticUser(User):
     """Says the reference conversation's user turns in order, whatever the agent says, then stops: the ablation
     "GRPO with a static user" (the reward is kept; only the user's response to the agent is taken away)."""
 
-    def __init__(self, scenario: dict):
-        self.turns = reference_user_turns(scenario)
+    def __init__(self, scenario: dict, evaluation: Optional[dict] = None):
+        self.turns = reference_user_turns(scenario, evaluation)
         self.said = 0
         self.usage = Usage()
 
@@ -121,13 +125,20 @@ class StaticUser(User):
 
 def asking_gold_agent(scenario: dict, evaluation: Optional[dict]) -> ScriptedAgent:
     """The gold agent of a conversational task: one turn per reply's question, then the reference actions and a
-    final text stating every communicate_info (as tau2's gold agent does)."""
+    final text stating every communicate_info (as tau2's gold agent does). A reply with ``after`` (an action's
+    action_id) is asked in the turn that makes that action, after it: look up, then ask, then act."""
     evaluation = evaluation or {}
-    turns = [[Message(role="assistant", content=r["ask"])] for r in scenario.get("replies") or [] if r.get("ask")]
-    calls = [Message(role="assistant", tool_calls=[ToolCall(id=f"gold_{i}", name=a["name"],
-                                                            arguments=json.dumps(a.get("arguments") or {}))])
-             for i, a in enumerate(evaluation.get("actions") or [])]
+    replies = scenario.get("replies") or []
+    turns = [[Message(role="assistant", content=r["ask"])] for r in replies if r.get("ask") and not r.get("after")]
+    turn: list[Message] = []
+    for i, action in enumerate(evaluation.get("actions") or []):
+        call = ToolCall(id=f"gold_{i}", name=action["name"], arguments=json.dumps(action.get("arguments") or {}))
+        turn.append(Message(role="assistant", tool_calls=[call]))
+        asks = [r["ask"] for r in replies if r.get("after") and r["after"] == action.get("action_id")]
+        if asks:
+            turns.append(turn + [Message(role="assistant", content=" ".join(asks))])
+            turn = []
     infos = evaluation.get("communicate_info") or []
     final = "Done." + (" " + " ".join(infos) if infos else "")
-    turns.append(calls + [Message(role="assistant", content=final)])
+    turns.append(turn + [Message(role="assistant", content=final)])
     return ScriptedAgent(turns, fallback=final)

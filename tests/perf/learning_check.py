@@ -156,7 +156,7 @@ def rft(policy: Path, folder: Path, args, seed: int) -> Path:
 def check_budgets(policy: Path, args) -> None:
     """Before any training: every gold conversation of the train and evaluation splits fits the reply and episode
     token budgets (training/budgets.py, as `mua train` checks), else one line naming the count and a task."""
-    from transformers import AutoTokenizer, GenerationConfig
+    from transformers import AutoConfig, AutoTokenizer, GenerationConfig
 
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models.local import stop_ids_for
@@ -168,7 +168,8 @@ def check_budgets(policy: Path, args) -> None:
     bench = PackBenchmark(args.pack)
     for split in ("train", args.split):
         fit = check_gold_budgets(bench, bench.load_tasks("tasks", split), tokenizer, stop_ids,
-                                 Budget(args.max_turn_tokens, 4 * args.max_turn_tokens))
+                                 Budget(args.max_turn_tokens, 4 * args.max_turn_tokens),
+                                 getattr(AutoConfig.from_pretrained(policy), "max_position_embeddings", None))
         print(f"learning check: {fit.line(f'split {split}')}", flush=True)
         if not fit.fits and not args.smoke:  # the smoke's short budgets cut replies on purpose: it proves nothing
             raise SystemExit(2)
