@@ -67,6 +67,7 @@ def main() -> None:
     rng = random.Random(args.seed)
     pairs = [(s, m) for s in SURNAMES for m in MEDICINES]
     codes = rng.sample(range(1000, 10000), len(pairs))
+    code_of = {f"{s}/{m}": f"Q{c}" for (s, m), c in zip(pairs, codes)}
     quotes = {f"{s}/{m}": {"code": f"Q{c}", "price": 5 + c % 40} for (s, m), c in zip(pairs, codes)}
     usual = [(s, m, USUAL) for s, m in pairs]
     other = [(s, m, b) for s, m in pairs for b in BRANCHES if b != USUAL]
@@ -78,7 +79,7 @@ def main() -> None:
         raise SystemExit(f"generate.py: at most {len(usual)} tasks at {USUAL}, {len(other)} at other branches")
     combos = usual[:n_usual] + other[:total - n_usual]
     rng.shuffle(combos)
-    tasks = [task(i, s, m, b, quotes[f"{s}/{m}"]["code"], rng, args.asked) for i, (s, m, b) in enumerate(combos)]
+    tasks = [task(i, s, m, b, code_of[f"{s}/{m}"], rng, args.asked) for i, (s, m, b) in enumerate(combos)]
     ids = [t["id"] for t in tasks]
     cut = args.train + args.validation
     splits = {"train": ids[:args.train], "validation": ids[args.train:cut], "test": ids[cut:]}
