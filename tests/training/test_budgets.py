@@ -48,3 +48,13 @@ def test_mua_train_names_the_gold_conversations_that_do_not_fit(tiny_checkpoint,
     assert code == 0, err[-2000:]
     assert ("mua train: warning: 2 of 2 gold conversations of split train do not fit the token budgets "
             "(max_turn_tokens 8, max_completion_tokens") in err
+
+
+@pytest.mark.parametrize("pack,turn", [("bookings", 64), ("refills", 96), ("appointments", 96)])
+def test_example_packs_fit_the_budgets_their_readme_lines_give(pack, turn, tiny_tokenizer, stop_ids):
+    """The learning check's budgets (reply `turn`, episode 4 x turn) hold every gold conversation of each split."""
+    bench = PackBenchmark(BOOKINGS.parent / pack)
+    for split in ("train", "validation", "test"):
+        fit = check_gold_budgets(bench, bench.load_tasks("tasks", split), tiny_tokenizer, stop_ids,
+                                 Budget(turn, 4 * turn))
+        assert fit.fits and not fit.unplayable, fit.line(f"{pack} {split}")
