@@ -65,6 +65,7 @@ class Seed:
     seed: int
     stages: dict[str, Stage] = field(default_factory=dict)
     grpo_dirs: dict[str, Path] = field(default_factory=dict)  # GRPO kind -> output dir (metrics.jsonl)
+    copied: dict[str, dict[str, float]] = field(default_factory=dict)  # stage -> argument -> teacher-forced share
 
 
 def evaluate(ckpt: Path, run: Path, args, temperature: float, trials: int) -> Path:
@@ -110,6 +111,59 @@ def paired(base: dict[str, float], other: dict[str, float]):
 
     common = sorted(set(base) & set(other))
     return paired_bootstrap([[other[t] - base[t] for t in common]], seed=0) if common else None, len(common)
+
+
+def value_span(text: str, key: str, value) -> Optional[tuple[int, int]]:
+    """Where ``value`` of argument ``key`` lies in a rendered tool call (the arguments as JSON), or None."""
+    rendered = json.dumps(value)
+    at = text.find(f"{json.dumps(key)}: {rendered}")
+    if at < 0:
+        return None
+    start = at + len(json.dumps(key)) + 2
+    return (start + 1, start + len(rendered) - 1) if isinstance(value, str) else (start, start + len(rendered))
+
+
+def teacher_forced_copy(ckpt: Path, args) -> dict[str, float]:
+    """Per argument of each expected action (``action.argument``), over the gold conversations of the evaluation
+    split: the share whose value the model predicts token for token (argmax), given the gold conversation so far.
+    The greedy counterpart is the behaviour table's per-argument share."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from mua.benchmarks.pack import PackBenchmark
+    from mua.harness.models.local import stop_ids_for
+    from mua.training.budgets import reply_lengths
+    from mua.training.sft import gold_streams
+
+    tokenizer = AutoTokenizer.from_pretrained(ckpt)
+    model = AutoModelForCausalLM.from_pretrained(ckpt).eval()
+    bench = PackBenchmark(args.pack)
+    tasks = bench.load_tasks("tasks", args.split)[:args.eval_tasks or None]
+    counts: dict[str, list[int]] = {}
+    for task, stream in zip(tasks, gold_streams(bench, tasks, tokenizer, stop_ids_for(tokenizer, model.generation_config))):
+        with torch.no_grad():
+            predicted = model(torch.tensor([stream.ids])).logits[0].argmax(-1).tolist()
+        start = len(stream.prompt_ids)
+        offset = 0
+        for length in reply_lengths(stream.env_mask):
+            while not stream.env_mask[offset]:
+                offset += 1
+            first = start + offset  # the reply's first token in stream.ids
+            reply = stream.ids[first:first + length]
+            ends = [len(tokenizer.decode(reply[:k])) for k in range(length + 1)]
+            text = tokenizer.decode(reply)
+            for action in (task.evaluation or {}).get("actions") or []:
+                if f'"name": {json.dumps(action["name"])}' not in text:
+                    continue
+                for key, value in (action.get("arguments") or {}).items():
+                    span = value_span(text, key, value)
+                    if span is None:
+                        continue
+                    tokens = [k for k in range(length) if ends[k] < span[1] and ends[k + 1] > span[0]]
+                    right = all(predicted[first + k - 1] == stream.ids[first + k] for k in tokens)
+                    tally(counts, f"{action['name']}.{key}", right)
+            offset += length
+    return {k: hit / n for k, (hit, n) in counts.items()}
 
 
 def grpo(policy: Path, out: Path, args, seed: int, static_user: bool) -> Path:
@@ -179,8 +233,8 @@ def one_seed(seed: int, args) -> Seed:
     folder = args.out / f"seed-{seed}"
     folder.mkdir(parents=True, exist_ok=True)
     tiny, sft = folder / "tiny", folder / "sft"
-    mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads, "--sliding-window",
-        args.sliding_window, "--seed", seed)
+    mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads, "--layers", args.layers,
+        "--sliding-window", args.sliding_window, "--seed", seed, *(["--single-digits"] if args.single_digits else []))
     check_budgets(tiny, args)
     gold = args.out / "gold"
     if not gold.exists():
@@ -195,8 +249,10 @@ def one_seed(seed: int, args) -> Seed:
     if seed == args.first_seed:  # a random model: once is enough
         result.stages[BEFORE] = Stage(evaluate(tiny, folder / "eval-before", args, 0.0, 1))
     result.stages[SFT] = stage(sft, "sft", folder, args)
+    result.copied[SFT] = teacher_forced_copy(sft, args)
     result.grpo_dirs[GRPO] = grpo(sft, folder / "grpo", args, seed, static_user=False)
     result.stages[GRPO] = stage(folder / "grpo", "grpo", folder, args)
+    result.copied[GRPO] = teacher_forced_copy(folder / "grpo", args)
     if not args.no_baselines:
         result.grpo_dirs[STATIC] = grpo(sft, folder / "grpo-static", args, seed, static_user=True)
         result.stages[STATIC] = stage(folder / "grpo-static", "grpo-static", folder, args)
@@ -216,6 +272,8 @@ def main() -> int:
     ap.add_argument("--hidden-size", type=int, default=128)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--sliding-window", type=int, default=96)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--single-digits", action="store_true", help="tiny tokenizer: one token per digit")
     ap.add_argument("--sft-steps", type=int, default=1200)
     ap.add_argument("--sft-lr", type=float, default=3e-3)
     ap.add_argument("--sft-lr-scheduler", default="linear", choices=("constant", "linear", "cosine"))
@@ -289,6 +347,10 @@ def report(seeds: list[Seed], out: Path, started: float, label: str = "evaluatio
     pooled(seeds)
     if tasks:
         behaviour(seeds, tasks)
+    for s in seeds:
+        for name, shares in s.copied.items():
+            cells = ", ".join(f"{k} {100 * v:.0f}%" for k, v in shares.items())
+            print(f" teacher-forced copy, seed {s.seed}, {name}: {cells or 'no argument found in the gold calls'}")
     print(f"  wall time {time.monotonic() - started:.0f} s")
     plot(seeds, out)
     verdict = bool(gains) and len(gains) == len(seeds) and all(t.low > 0 for t in gains.values())

@@ -31,7 +31,8 @@ def test_smoke_runs_end_to_end(tmp_path):
                  "GRPO, user in the loop - SFT (paired, greedy)", "GRPO, user in the loop - SFT (paired, sampled)",
                  "GRPO, static user - SFT (paired, greedy)", "RFT (rejection sampling) - SFT (paired, greedy)",
                  "pooled over 2 seeds: GRPO, user in the loop - SFT (greedy)", "book_table.hour", "asked 'time'",
-                 "gold conversations of split train", "verdict: "):
+                 "gold conversations of split train", "teacher-forced copy, seed 1, SFT: book_table.name",
+                 "verdict: "):
         assert line in done.stdout, (line, done.stdout[-3000:])
     assert "bookings test" not in done.stdout and "asked for the time" not in done.stdout
     assert (tmp_path / "learning.png").stat().st_size > 0
@@ -137,3 +138,46 @@ def test_gold_conversations_that_do_not_fit_stop_the_check_before_training(tmp_p
     assert ("800 of 800 gold conversations of split train do not fit the token budgets (max_turn_tokens 16, "
             "max_completion_tokens 64): first book-000, a reply of") in done.stdout
     assert not (tmp_path / "sft").exists() and not (tmp_path / "gold").exists()
+
+
+class Oracle:
+    """A stand-in model whose argmax is the next token of the input, except where ``wrong(token)``."""
+
+    def __init__(self, tokenizer, wrong=lambda text: False):
+        import types
+
+        self.tokenizer, self.wrong = tokenizer, wrong
+        self.generation_config = types.SimpleNamespace(eos_token_id=tokenizer.eos_token_id)
+
+    def eval(self):
+        return self
+
+    def __call__(self, ids):
+        import torch
+
+        row = ids[0].tolist()
+        logits = torch.zeros(1, len(row), len(self.tokenizer))
+        for i, nxt in enumerate(row[1:] + [0]):
+            logits[0, i, (nxt + 1) % len(self.tokenizer) if self.wrong(self.tokenizer.decode([nxt])) else nxt] = 1.0
+        return type("Out", (), {"logits": logits})()
+
+
+def test_teacher_forced_copy_accuracy_is_per_argument(tiny_checkpoint, monkeypatch):
+    import types
+
+    import transformers
+    from transformers import AutoTokenizer
+
+    check = load_script()
+    tokenizer = AutoTokenizer.from_pretrained(tiny_checkpoint)
+    args = types.SimpleNamespace(pack=SCRIPT.parents[2] / "benchmarks/pack/examples/refills", split="validation",
+                                 eval_tasks=5)
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda *a, **k: Oracle(tokenizer))
+    assert check.teacher_forced_copy(tiny_checkpoint, args) == {
+        "quote_refill.surname": 1.0, "quote_refill.medicine": 1.0, "order_refill.quote": 1.0,
+        "order_refill.branch": 1.0}
+    digits = Oracle(tokenizer, wrong=lambda text: any(c.isdigit() for c in text))  # cannot copy digits
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", lambda *a, **k: digits)
+    assert check.teacher_forced_copy(tiny_checkpoint, args) == {
+        "quote_refill.surname": 1.0, "quote_refill.medicine": 1.0, "order_refill.quote": 0.0,
+        "order_refill.branch": 1.0}
