@@ -29,7 +29,7 @@ class BudgetCheck:
     budget: Budget
     checked: int = 0
     misfits: list[Misfit] = field(default_factory=list)
-    unplayable: list[str] = field(default_factory=list)  # tasks whose gold conversation could not be played
+    unplayable: list[str] = field(default_factory=list)  # "task: why" for gold conversations that could not be played
 
     @property
     def fits(self) -> bool:
@@ -39,7 +39,8 @@ class BudgetCheck:
         """One line: all fit, or how many do not and the first one with its reason."""
         limits = (f"max_turn_tokens {self.budget.max_turn_tokens}, max_completion_tokens "
                   f"{self.budget.max_completion_tokens}")
-        skipped = f"; {len(self.unplayable)} without a playable gold conversation" if self.unplayable else ""
+        skipped = (f"; {len(self.unplayable)} without a playable gold conversation (first {self.unplayable[0]})"
+                   if self.unplayable else "")
         if not self.checked:
             return f"no gold conversation of {what} could be played: token budgets not checked"
         if self.fits:
@@ -89,8 +90,8 @@ def check_gold_budgets(bench: Benchmark, tasks: list[Task], tokenizer, stop_ids:
             await run_episode(bench, task, TeacherForcedAgent(bench.gold_agent(task), policy), bench.gold_user(task),
                               score=False)
             stream = policy.live_stream
-        except Exception:  # noqa: BLE001 - a benchmark without a playable gold conversation is not checked
-            report.unplayable.append(task.id)
+        except Exception as exc:  # noqa: BLE001 - a task without a playable gold conversation is not checked
+            report.unplayable.append(f"{task.id}: {type(exc).__name__}: {exc}")  # and is named in the line
             return
         report.checked += 1
         found = misfit(task.id, stream.env_mask, len(stream.prompt_ids), budget, max_context)

@@ -58,3 +58,22 @@ def test_example_packs_fit_the_budgets_their_readme_lines_give(pack, turn, tiny_
         fit = check_gold_budgets(bench, bench.load_tasks("tasks", split), tiny_tokenizer, stop_ids,
                                  Budget(turn, 4 * turn))
         assert fit.fits and not fit.unplayable, fit.line(f"{pack} {split}")
+
+
+def test_a_task_without_a_playable_gold_conversation_is_named_not_hidden(tiny_tokenizer, stop_ids, monkeypatch):
+    bench = PackBenchmark(BOOKINGS)
+    tasks = bench.load_tasks("tasks", "train")[:3]
+    real = bench.gold_agent
+
+    def gold_agent(task):
+        if task.id == tasks[1].id:
+            raise NotImplementedError("no reference actions")
+        return real(task)
+
+    monkeypatch.setattr(bench, "gold_agent", gold_agent)
+    fit = check_gold_budgets(bench, tasks, tiny_tokenizer, stop_ids, Budget(64, 256))
+    assert fit.checked == 2 and fit.line("split train").endswith(
+        f"; 1 without a playable gold conversation (first {tasks[1].id}: NotImplementedError: no reference actions)")
+    monkeypatch.setattr(bench, "gold_agent", lambda task: gold_agent(tasks[1]))
+    none = check_gold_budgets(bench, tasks, tiny_tokenizer, stop_ids, Budget(64, 256))
+    assert none.line("split train").startswith("no gold conversation of split train could be played")
