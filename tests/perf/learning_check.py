@@ -133,7 +133,9 @@ def teacher_forced_copy(ckpt: Path, args) -> dict[str, float]:
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models.local import stop_ids_for
     from mua.training.budgets import reply_lengths
-    from mua.training.sft import gold_streams
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the tests' gold-stream helper
+    from gold_warmup import gold_streams
 
     tokenizer = AutoTokenizer.from_pretrained(ckpt)
     model = AutoModelForCausalLM.from_pretrained(ckpt).eval()
