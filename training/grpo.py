@@ -17,6 +17,7 @@ from mua.harness.selection import TaskSelection, read_split_file, select_tasks
 from mua.harness.types import Task
 
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend, reload_weights_on_cpu
+from .budgets import check_gold_budgets
 from .checkpoints import atomic, clear_staging, save_final_model
 from .config import TrainConfig, check_checkpoint_dir, check_user_model, protocol_specs
 from mua.harness.models.stream import TemplateSuffixer, stop_text_of
@@ -143,9 +144,14 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     if not stop_ids:
         raise ConfigError(f"{cfg.policy}: neither the tokenizer nor generation_config names an EOS token")
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(stop_ids)
+    max_context = getattr(model.config, "max_position_embeddings", None)
+    fit = check_gold_budgets(bench, tasks, tokenizer, stop_ids, Budget(cfg.turn_tokens, cfg.max_completion_tokens),
+                             max_context)
+    print(f"mua train: {'' if fit.fits else 'warning: '}{fit.line(f'split {cfg.split}')}", file=sys.stderr,
+          flush=True)
     rollout: Optional[RolloutFunc] = None
     make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,  # type: ignore[union-attr]
-                                 getattr(model.config, "max_position_embeddings", None))
+                                 max_context)
     settings = RolloutSettings(seed=cfg.seed, concurrency=cfg.concurrency, truncated_reward=cfg.truncated_reward,
                                mask_truncated=cfg.mask_truncated, incomplete_scores=cfg.incomplete_scores,
                                max_turns=cfg.max_turns)

@@ -24,7 +24,7 @@ from ..tau2.prompts import USER_STOP_MARKERS, scenario_text
 from ..tau2.tasks import Tau2Context
 from .environment import PackEnvironment
 from .loader import FILES, Pack, load_pack
-from .users import ScenarioUser, asking_gold_agent, opening
+from .users import ScenarioUser, StaticUser, asking_gold_agent, opening
 
 SUBSET = "tasks"
 
@@ -42,10 +42,11 @@ class PackBenchmark(Tau2Benchmark):
     # tau2's protocol, except the data a run records: the pack's own files (so runs of two packs never compare)
     protocol = replace(Tau2Benchmark.protocol, data=FILES)
 
-    def __init__(self, data_dir: Path, answers: bool = True) -> None:
-        """``answers=False``: the scripted user says its opening only (the user-out-of-the-loop ablation)."""
+    def __init__(self, data_dir: Path, answers: bool = True, static_user: bool = False) -> None:
+        """``answers=False``: the scripted user says its opening only; ``static_user``: it replays the reference
+        conversation's user turns whatever the agent says (the learning check's static-user ablation)."""
         super().__init__(data_dir)
-        self.answers = answers
+        self.answers, self.static_user = answers, static_user
 
     @property
     def pack(self) -> Pack:
@@ -101,6 +102,8 @@ class PackBenchmark(Tau2Benchmark):
 
     def gold_user(self, task: Task) -> User:
         """The scripted user: it answers from the scenario's replies (with ``answers=False``, opening only)."""
+        if self.static_user and task.scenario.get("replies"):
+            return StaticUser(task.scenario, task.evaluation)
         if task.scenario.get("replies") or not self.answers:
             return ScenarioUser(task.scenario, answers=self.answers)
         return tau2_gold_user(task.evaluation, opening(task.scenario))

@@ -10,7 +10,8 @@
       splits.json   {split: [task ids]} e.g. {"train": [...], "test": [...]} (optional: then --all-tasks)
       user_guidelines.md   optional: the LLM user simulator's guidelines (default: the adapter's own)
 
-A task's ``user_scenario.replies`` ([{"when": [keywords], "say": text, "ask": question}]) drives the offline
+A task's ``user_scenario.replies`` ([{"when": [keywords], "say": text, "ask": question, "after": action_id}])
+drives the offline
 scripted user (``users.py``); a pack whose pack.json says ``"user": "scripted"`` is played with it everywhere.
 """
 from __future__ import annotations
@@ -180,7 +181,18 @@ def _tasks(folder: Path, tools: dict, scripted: bool) -> list[dict]:
                                "task_instructions, known_info) or a string")
         _check_replies(scenario, where, scripted)
         _check_evaluation(record.get("evaluation_criteria"), where, tools)
+        _check_after(scenario, record.get("evaluation_criteria"), where)
     return records
+
+
+def _check_after(scenario: dict, evaluation: Any, where: str) -> None:
+    """A reply's optional ``after`` names the expected action after which the gold agent asks its question."""
+    ids = {a.get("action_id") for a in (evaluation or {}).get("actions") or [] if a.get("action_id")}
+    for i, reply in enumerate(scenario.get("replies") or []):
+        after = reply.get("after")
+        if after is not None and (not isinstance(after, str) or after not in ids or not reply.get("ask")):
+            raise _fail(f"{where}, user_scenario.replies[{i}]", "field 'after' must name the action_id of an "
+                        "expected action, and the reply needs an 'ask'")
 
 
 def _splits(folder: Path, ids: set[str]) -> Optional[dict[str, list[str]]]:

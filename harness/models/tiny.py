@@ -46,12 +46,15 @@ _CORPUS = [
 ]
 
 
-def _train_tokenizer():
+def _train_tokenizer(single_digits: bool = False):
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
     tok.normalizer = normalizers.NFC()  # as Qwen2's tokenizer, which transformers 5 loads this one as
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    if single_digits:  # every digit its own token: copying an id is then one token per character, as in Llama's
+        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                     pre_tokenizers.ByteLevel(add_prefix_space=False)])
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=VOCAB_SIZE, special_tokens=[PAD, IM_START, IM_END],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
@@ -59,11 +62,12 @@ def _train_tokenizer():
     return tok
 
 
-def build_tiny_tokenizer():
-    """The tiny model's tokenizer (a ``PreTrainedTokenizerFast``) with its chat template."""
+def build_tiny_tokenizer(single_digits: bool = False):
+    """The tiny model's tokenizer (a ``PreTrainedTokenizerFast``) with its chat template; ``single_digits``:
+    numbers are split into one token per digit."""
     from transformers import PreTrainedTokenizerFast
 
-    tok = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(), bos_token=None, eos_token=IM_END,
+    tok = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(single_digits), bos_token=None, eos_token=IM_END,
                                   pad_token=PAD, clean_up_tokenization_spaces=False, model_max_length=32768)
     tok.add_tokens(list(TOOL_MARKERS))
     tok.padding_side = "left"
@@ -72,14 +76,15 @@ def build_tiny_tokenizer():
 
 
 def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int = 64, heads: int = 1,
-                          layers: int = 2, sliding_window: int | None = None) -> Path:
+                          layers: int = 2, sliding_window: int | None = None, single_digits: bool = False) -> Path:
     """Write a tiny random causal LM (Qwen2 architecture; by default hidden 64, one head of 64, 2 layers) and its
     tokenizer to ``out_dir``; returns the directory. Runs fully offline.
 
     ``sliding_window=N`` makes every layer attend to the last N tokens only. A random-initialised model spreads
     its attention evenly, so in a conversation behind a long system prompt the few tokens worth copying get a
     vanishing share of the gradient; with a window a tiny model learns to copy what the user said within a few
-    hundred steps on a CPU (tests/perf/learning_check.py)."""
+    hundred steps on a CPU (tests/perf/learning_check.py). ``single_digits`` gives every digit its own token,
+    so that an id copied from a tool result is copied digit by digit (by default BPE merges digit pairs)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -96,7 +101,7 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a parent is a file, no permission, ...
         raise ConfigError(f"cannot create the checkpoint directory {out}: {exc.strerror or exc}") from None
-    tok = build_tiny_tokenizer()
+    tok = build_tiny_tokenizer(single_digits)
     eos, pad = tok.convert_tokens_to_ids(IM_END), tok.convert_tokens_to_ids(PAD)
     # By default one attention head of 64: vLLM's CPU attention rejects head sizes below 32 (head_dim 16 fails).
     config = Qwen2Config(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,

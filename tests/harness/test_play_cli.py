@@ -88,7 +88,7 @@ def test_played_as_the_agent_in_a_terminal_scores_and_writes_the_episode(tmp_pat
     intro = term.expect("assistant> ")
     assert "book_table(name: string, seat: string, hour: integer)" in intro  # the tools are listed
     assert "[user] I want to make a reservation, please." in intro
-    term.line("Your name, where would you like to sit, and at what time?")
+    term.line("What is your name? Where would you like to sit? At what time?")
     assert "[user] Vera. A booth table, please. At 8 pm." in term.expect("assistant> ")
     term.line('/call book_table {"name": "Vera", ')  # malformed JSON: the environment's own error
     assert "[tool book_table] Error: invalid JSON" in term.expect("assistant> ")

@@ -36,7 +36,7 @@ def test_a_pack_given_by_data_dir_is_listed_with_its_splits(capsys):
     code, out, _ = run(capsys, "pack", "--data-dir", str(PACK), "--json")
     assert code == 0
     counts = {c["split"]: c["tasks"] for c in json.loads(out)["subsets"][0]["splits"]}
-    assert counts == {"test": 80, "train": 800}
+    assert counts == {"test": 80, "train": 800, "validation": 40}
     code, text, _ = run(capsys, "pack", "--subset", "tasks", "--data-dir", str(PACK))
     assert text.splitlines()[0] == "pack / tasks / split test: 80 tasks" and len(text.splitlines()) == 81
 

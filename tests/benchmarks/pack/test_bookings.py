@@ -21,7 +21,7 @@ def play(bench, task, agent, user=None):
 def test_gold_agent_passes_every_task():
     bench = PackBenchmark(EXAMPLE)
     tasks = bench.load_tasks("tasks")
-    assert len(tasks) == 880
+    assert len(tasks) == 920
     for task in tasks:
         result = play(bench, task, bench.gold_agent(task))
         assert result.score.reward == 1.0, (task.id, result.score.info)
@@ -37,7 +37,7 @@ def test_facts_come_only_from_the_user():
     task = bench.load_tasks("tasks", "test")[0]
     facts = task.evaluation["actions"][0]["arguments"]
     assert facts["name"] not in task.scenario["instructions"]["reason_for_call"]
-    ask = Message(role="assistant", content="Your name, where would you like to sit, and at what time?")
+    ask = Message(role="assistant", content="What is your name? Where would you like to sit? At what time?")
     right = play(bench, task, ScriptedAgent([[ask], [booking(facts), Message(role="assistant", content="Booked.")]]))
     assert right.score.reward == 1.0
     said = right.messages[3].content
@@ -56,7 +56,7 @@ def test_the_user_says_only_what_is_asked():
     usual = [t for t in tasks if t.evaluation["actions"][0]["arguments"]["hour"] == 7]
     other = [t for t in tasks if t.evaluation["actions"][0]["arguments"]["hour"] != 7]
     assert 0.7 < len(usual) / len(tasks) < 0.8  # three customers in four want the usual 7 pm (generate.py)
-    two = Message(role="assistant", content="Your name, and where would you like to sit?")
+    two = Message(role="assistant", content="What is your name? Where would you like to sit?")
     for task in (usual[0], other[0]):
         facts = task.evaluation["actions"][0]["arguments"]
         guess = dict(facts, hour=7)  # not asking for the time and booking 7 pm: right for the usual customers only
@@ -73,6 +73,19 @@ def test_the_user_says_only_what_is_asked():
     assert 0.1 < sum(asked[t.id] for t in usual) / len(usual) < 0.2
 
 
+def test_keyword_stuffing_is_not_asking():
+    """Listing the keywords, or saying them outside a question, gets no answer: the user stops, nothing is booked
+    from its answers. The gold agent (one question per fact) passes every task (test_gold_agent_passes_every_task)."""
+    bench = PackBenchmark(EXAMPLE)
+    tasks = bench.load_tasks("tasks", "test")
+    for text in ("name sit time?", "Name? Sit? Time?", "What name sit time?", "Have a nice time. Your name, sit.",
+                 "What is your name, where would you like to sit, and at what time?"):
+        for task in tasks:
+            result = play(bench, task, ScriptedAgent([[Message(role="assistant", content=text)]]))
+            assert [m.content for m in result.messages if m.role == "user"][1:] == ["###STOP###"], (text, task.id)
+            assert result.score.reward == 0.0
+
+
 def test_opening_only_user_stops_after_the_opening():
     bench = PackBenchmark(EXAMPLE, answers=False)
     task = bench.load_tasks("tasks", "test")[0]
@@ -84,7 +97,13 @@ def test_opening_only_user_stops_after_the_opening():
 
 def test_splits_are_disjoint_and_regenerate_from_the_seed(tmp_path):
     splits = json.loads((EXAMPLE / "splits.json").read_text())
+    assert list(splits) == ["train", "validation", "test"]
     assert not set(splits["train"]) & set(splits["test"])
+    tasks = {t.id: t for t in PackBenchmark(EXAMPLE).load_tasks("tasks")}
+    facts = {name: {json.dumps(tasks[i].evaluation["actions"][0]["arguments"]) for i in ids}
+             for name, ids in splits.items()}
+    assert not facts["validation"] & facts["train"] and not facts["validation"] & facts["test"]
+    assert not facts["train"] & facts["test"] and len(facts["validation"]) == 40
     subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), "--seed", "0", "--out", str(tmp_path)], check=True)
     for name in ("tasks.json", "splits.json"):
         assert (tmp_path / name).read_bytes() == (EXAMPLE / name).read_bytes()
@@ -102,3 +121,16 @@ def test_eval_score_and_leaderboard_on_a_pack(tmp_path, capsys):
     capsys.readouterr()
     assert main(["leaderboard", str(out)]) == 0
     assert "pack/tasks pass^1" in capsys.readouterr().out
+
+
+def test_static_user_replays_the_reference_user_turns_whatever_the_agent_says():
+    bench = PackBenchmark(EXAMPLE, static_user=True)
+    task = bench.load_tasks("tasks", "test")[0]
+    facts = task.evaluation["actions"][0]["arguments"]
+    gold = play(bench, task, bench.gold_agent(task))
+    assert gold.score.reward == 1.0
+    silent = play(bench, task, ScriptedAgent([[Message(role="assistant", content="Hello.")],
+                                              [booking(facts), Message(role="assistant", content="Booked.")]]))
+    users = [m.content for m in silent.messages if m.role == "user"]
+    assert users == [m.content for m in gold.messages if m.role == "user"]  # not asked, answered all the same
+    assert silent.score.reward == 1.0

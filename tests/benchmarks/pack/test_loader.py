@@ -99,11 +99,11 @@ def test_missing_and_invalid_files(tmp_path):
 
 def test_split_errors(tmp_path):
     folder = pack_copy(tmp_path)
-    with pytest.raises(ConfigError, match="unknown split 'base'; valid: train, test"):
+    with pytest.raises(ConfigError, match="unknown split 'base'; valid: train, validation, test"):
         load(folder, "base")
     (folder / "splits.json").unlink()
     with pytest.raises(ConfigError, match="no splits.json.*--all-tasks"):
         load(folder, "test")
-    assert len(load(folder)) == 880
+    assert len(load(folder)) == 920
     with pytest.raises(ConfigError, match="one subset, 'tasks'"):
         PackBenchmark(folder).load_tasks("retail")

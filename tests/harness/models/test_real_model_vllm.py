@@ -27,7 +27,9 @@ from mua.harness.types import Message  # noqa: E402
 
 pytestmark = pytest.mark.vllm
 PACK = Path(__file__).resolve().parents[3] / "benchmarks/pack/examples/bookings"
-ENGINE_ARGS = {"gpu_memory_utilization": 0.1, "max_model_len": 8192, "enable_prefix_caching": True, "seed": 0}
+# float32 as the checkpoint and transformers (vLLM on CPU would pick bfloat16 and part ways after a few tokens)
+ENGINE_ARGS = {"gpu_memory_utilization": 0.1, "max_model_len": 1024, "enable_prefix_caching": True, "seed": 0,
+               "dtype": "float32"}
 LOGPROB_TOL = 0.05
 PROMPT = [Message(role="system", content="You are a helpful assistant."),
           Message(role="user", content="Name three colours of the rainbow.")]
@@ -40,20 +42,42 @@ def test_its_own_template_is_refused_before_the_engine_loads(smollm2_checkpoint)
         VllmChatModel(smollm2_checkpoint, engine_args=ENGINE_ARGS)
 
 
-def test_greedy_replies_of_transformers_and_vllm_agree(smollm2_checkpoint):
+# The vLLM half runs in its own process: an in-process engine's worker processes outlive pytest's session.
+VLLM_TURN = """
+import asyncio, json, sys
+from mua.harness.models.trace import record_turns
+from mua.harness.models.vllm_backend import VllmChatModel
+from mua.harness.types import Message
+
+if __name__ == "__main__":
+    path, engine_args, prompt = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+    model = VllmChatModel(path, chat_template="hermes", max_new_tokens=24, engine_args=engine_args)
+    with record_turns() as recorded:
+        asyncio.run(model.chat([Message(**m) for m in prompt]))
+    turn = recorded[0]
+    print("TURN " + json.dumps({"prompt_ids": turn.prompt_ids, "completion_ids": turn.completion_ids,
+                                "logprobs": turn.logprobs, "text": turn.text}))
+"""
+
+
+def test_greedy_replies_of_transformers_and_vllm_agree(smollm2_checkpoint, tmp_path):
+    from types import SimpleNamespace
+
     from mua.harness.models.trace import record_turns
     from mua.harness.models.transformers_backend import TransformersChatModel
-    from mua.harness.models.vllm_backend import VllmChatModel
 
-    turns = {}
-    for name, model in (("transformers", TransformersChatModel(smollm2_checkpoint, chat_template="hermes",
-                                                               max_new_tokens=24, device="cpu")),
-                        ("vllm", VllmChatModel(smollm2_checkpoint, chat_template="hermes", max_new_tokens=24,
-                                               engine_args=ENGINE_ARGS))):
-        with record_turns() as recorded:
-            asyncio.run(model.chat(PROMPT))
-        turns[name] = recorded[0]
-    hf, vl = turns["transformers"], turns["vllm"]
+    model = TransformersChatModel(smollm2_checkpoint, chat_template="hermes", max_new_tokens=24, device="cpu")
+    with record_turns() as recorded:
+        asyncio.run(model.chat(PROMPT))
+    hf = recorded[0]
+    script = tmp_path / "vllm_turn.py"
+    script.write_text(VLLM_TURN)
+    proc = subprocess.run([sys.executable, str(script), str(smollm2_checkpoint), json.dumps(ENGINE_ARGS),
+                           json.dumps([{"role": m.role, "content": m.content} for m in PROMPT])],
+                          capture_output=True, text=True, timeout=400, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("TURN ")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    vl = SimpleNamespace(**json.loads(lines[0][5:]))
     assert hf.prompt_ids == vl.prompt_ids
     same = 0
     while same < min(len(hf.completion_ids), len(vl.completion_ids)) and \
@@ -76,7 +100,7 @@ def served(smollm2_checkpoint, tmp_path_factory):
         [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(smollm2_checkpoint),
          "--port", str(port), "--served-model-name", "smollm2", "--chat-template", str(template),
          "--enable-auto-tool-choice", "--tool-call-parser", "hermes", "--gpu-memory-utilization", "0.1",
-         "--max-model-len", "8192", "--seed", "0"],
+         "--max-model-len", "3072", "--seed", "0"],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     url = f"http://127.0.0.1:{port}/v1"
     try:

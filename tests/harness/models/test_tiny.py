@@ -120,3 +120,21 @@ def test_sliding_window_flag(tmp_path, capsys):
     assert not config["use_sliding_window"]
     with pytest.raises(SystemExit):
         main(["model", "tiny", str(tmp_path / "o"), "--sliding-window", "0"])
+
+
+def test_single_digits_gives_every_digit_its_own_token(tmp_path):
+    from mua.harness.cli import main
+    from mua.harness.models.tiny import build_tiny_tokenizer
+
+    text = 'Your quote is "Q4994", 33 pounds, order R 2024.'
+    plain, single = build_tiny_tokenizer(), build_tiny_tokenizer(single_digits=True)
+    pieces = [single.decode([i]) for i in single.encode(text)]
+    assert all(not any(c.isdigit() for c in p) or p.isdigit() and len(p) == 1 for p in pieces), pieces
+    assert any(len([c for c in plain.decode([i]) if c.isdigit()]) and not plain.decode([i]).isdigit()
+               for i in plain.encode(text))  # by default a space and a digit may merge
+    assert single.decode(single.encode(text)) == text
+    assert main(["model", "tiny", str(tmp_path / "t"), "--single-digits"]) == 0
+    from transformers import AutoTokenizer
+
+    loaded = AutoTokenizer.from_pretrained(tmp_path / "t")
+    assert loaded.encode(text) == single.encode(text)
