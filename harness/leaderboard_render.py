@@ -77,6 +77,35 @@ def _short(text: str) -> str:
     return text.split(" (")[0].split(":")[0]
 
 
+def _draw_row(ax, r: Row, slots: list[tuple[float, str]], width: float, label: str) -> set[str]:
+    """Row ``r``'s bars at the x positions of its columns in ``slots``, with their value marks and flags; the
+    flags it wrote."""
+    xs, ys, err_lo, err_hi, cells = [], [], [], [], []
+    for x, c in slots:
+        cell = r.cells.get(c)
+        if cell is None:
+            continue
+        xs.append(x)
+        ys.append(100 * cell.value)
+        err_lo.append(0.0 if cell.low is None else 100 * (cell.value - cell.low))
+        err_hi.append(0.0 if cell.high is None else 100 * (cell.high - cell.value))
+        cells.append(cell)
+    bars = ax.bar(xs, ys, width, label=label, hatch="//" if r.published else None,
+                  alpha=0.6 if r.published else 0.9,
+                  yerr=None if r.published else [err_lo, err_hi], capsize=2)
+    color = bars.patches[0].get_facecolor() if bars.patches else None
+    used: set[str] = set()
+    for x, y, hi, cell in zip(xs, ys, err_hi, cells):
+        text = ("0" if y == 0 else "") + (f" {cell.flags}" if cell.flags else "")
+        used.update(cell.flags)
+        if y == 0:  # a bar of height 0 is invisible: mark the value on the axis
+            ax.plot([x], [0], marker="D", markersize=5, color=color, clip_on=False, zorder=3)
+        if text.strip():
+            ax.text(x, y + (0 if r.published else hi) + 1.5, text.strip(), ha="center", va="bottom",
+                    fontsize=7, color="#b3261e" if cell.flags else "black", rotation=90 if cell.flags else 0)
+    return used
+
+
 def figure(rows: Sequence[Row], cols: Sequence[str], confidence: float = 0.95):
     """The chart as a matplotlib Figure. A 0 value gets a mark and a "0" label (a bar of height 0 would look
     missing); a cell's flags are written above its bar and a row's protocol footnote (†N) follows its name in
@@ -95,28 +124,8 @@ def figure(rows: Sequence[Row], cols: Sequence[str], confidence: float = 0.95):
     fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(cols) + 0.3 * len(rows)) + 3.0, 5.2))
     used: set[str] = set()
     for i, r in enumerate(rows):
-        xs, ys, err_lo, err_hi, cells = [], [], [], [], []
-        for j, c in enumerate(cols):
-            cell = r.cells.get(c)
-            if cell is None:
-                continue
-            xs.append(j - 0.4 + width * (i + 0.5))
-            ys.append(100 * cell.value)
-            err_lo.append(0.0 if cell.low is None else 100 * (cell.value - cell.low))
-            err_hi.append(0.0 if cell.high is None else 100 * (cell.high - cell.value))
-            cells.append(cell)
-        bars = ax.bar(xs, ys, width, label=display_label(r, refs), hatch="//" if r.published else None,
-                      alpha=0.6 if r.published else 0.9,
-                      yerr=None if r.published else [err_lo, err_hi], capsize=2)
-        color = bars.patches[0].get_facecolor() if bars.patches else None
-        for x, y, hi, cell in zip(xs, ys, err_hi, cells):
-            label = ("0" if y == 0 else "") + (f" {cell.flags}" if cell.flags else "")
-            used.update(cell.flags)
-            if y == 0:  # a bar of height 0 is invisible: mark the value on the axis
-                ax.plot([x], [0], marker="D", markersize=5, color=color, clip_on=False, zorder=3)
-            if label.strip():
-                ax.text(x, y + (0 if r.published else hi) + 1.5, label.strip(), ha="center", va="bottom",
-                        fontsize=7, color="#b3261e" if cell.flags else "black", rotation=90 if cell.flags else 0)
+        used.update(_draw_row(ax, r, [(j - 0.4 + width * (i + 0.5), c) for j, c in enumerate(cols)], width,
+                              display_label(r, refs)))
     ax.set_xticks(range(len(cols)))
     ax.set_xticklabels(cols, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("percent")

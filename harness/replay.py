@@ -169,11 +169,13 @@ async def score_item(bench: Optional[Benchmark], item: ReplayItem, judge: Option
     return row
 
 
-async def score_all(pairs, judge: Optional[ChatModel], concurrency: int = 8) -> list[dict]:
+async def score_all(pairs: Iterable[tuple[Optional[Benchmark], ReplayItem]], judge: Optional[ChatModel],
+                    concurrency: int = 8) -> list[dict]:
     semaphore = asyncio.Semaphore(concurrency)
 
-    async def one(pair):
+    async def one(pair: tuple[Optional[Benchmark], ReplayItem]) -> dict:
+        bench, item = pair
         async with semaphore:
-            return await score_item(*pair, judge)
+            return await score_item(bench, item, judge)
 
     return await asyncio.gather(*(one(p) for p in pairs))

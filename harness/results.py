@@ -234,6 +234,14 @@ def check_config(config: dict, where: str, required: tuple[str, ...] = ("benchma
         raise DataError(f"{where}: field 'trials' should be 1 or more, found {trials}")
     field(config, "seed", int, where=where, default=0)
     field(config, "split", str, where=where, default=None, nullable=True)
+    _check_task_lists(config, where)
+    _check_roles(config, where)
+    field(config, "metrics", dict, where=where, default=None, nullable=True)
+    field(config, "protocol", dict, where=where, default=None, nullable=True)
+    _check_prices(config, where)
+
+
+def _check_task_lists(config: dict, where: str) -> None:
     tasks = field(config, "tasks", dict, where=where, default={})
     for subset in tasks:
         ids = field(tasks, subset, list, where=f"{where}: tasks")
@@ -242,13 +250,17 @@ def check_config(config: dict, where: str, required: tuple[str, ...] = ("benchma
     subsets = field(config, "subsets", list, where=where, default=None, nullable=True)
     if subsets is not None and not all(isinstance(s, str) for s in subsets):
         raise DataError(f"{where}: field 'subsets' should be a list of subset names (text)")
+
+
+def _check_roles(config: dict, where: str) -> None:
     for role in ("agent", "user", "judge"):
         spec = field(config, role, dict, where=where, default=None, nullable=True)
         if spec is not None:
             field(spec, "name", str, where=f"{where}: {role}", default=None, nullable=True)
             field(spec, "params", dict, where=f"{where}: {role}", default=None, nullable=True)
-    field(config, "metrics", dict, where=where, default=None, nullable=True)
-    field(config, "protocol", dict, where=where, default=None, nullable=True)
+
+
+def _check_prices(config: dict, where: str) -> None:
     prices = field(config, "prices", dict, where=where, default=None, nullable=True) or {}
     for role in prices:
         entry = field(prices, role, dict, where=f"{where}: prices", nullable=True)

@@ -134,6 +134,17 @@ class TrainConfig(GRPOConfig, LoraSettings):
         self.batch_size, self.max_turn_tokens = self.per_device_train_batch_size, self.max_completion_length
 
     def _check_values(self) -> None:
+        self._check_batch()
+        self._check_counts()
+        if self.generation not in GENERATION_BACKENDS:
+            raise ConfigError(f"generation must be one of {', '.join(GENERATION_BACKENDS)}")
+        if self.generation == "vllm_server" and not self.vllm_server_url:
+            raise ConfigError("generation: vllm_server needs vllm_server_url (e.g. http://gpu-host:8000)")
+        if self.incomplete_scores not in ("drop", "keep"):
+            raise ConfigError("incomplete_scores must be 'drop' or 'keep'")
+        self._check_sampling()
+
+    def _check_batch(self) -> None:
         if self.max_completion_length is None:
             raise ConfigError("max_turn_tokens (max_completion_length) must be set")
         if self.num_generations is None or self.num_generations < 2:
@@ -142,6 +153,8 @@ class TrainConfig(GRPOConfig, LoraSettings):
         if batch < 1 or batch % self.num_generations:
             raise ConfigError(f"batch_size ({batch}) must be a positive multiple of num_generations "
                               f"({self.num_generations})")
+
+    def _check_counts(self) -> None:
         at_least_one = ("max_turn_tokens", "max_completion_tokens", "max_steps", "concurrency", "limit", "max_turns",
                         "gradient_accumulation_steps", "save_steps", "logging_steps", "save_total_limit",
                         "max_completion_length")
@@ -150,12 +163,8 @@ class TrainConfig(GRPOConfig, LoraSettings):
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
         if self.samples_per_step < 0:
             raise ConfigError("samples_per_step must be >= 0")
-        if self.generation not in GENERATION_BACKENDS:
-            raise ConfigError(f"generation must be one of {', '.join(GENERATION_BACKENDS)}")
-        if self.generation == "vllm_server" and not self.vllm_server_url:
-            raise ConfigError("generation: vllm_server needs vllm_server_url (e.g. http://gpu-host:8000)")
-        if self.incomplete_scores not in ("drop", "keep"):
-            raise ConfigError("incomplete_scores must be 'drop' or 'keep'")
+
+    def _check_sampling(self) -> None:
         if self.temperature <= 0:
             raise ConfigError("temperature must be > 0: GRPO needs sampled episodes")
         if not 0 < self.top_p <= 1:

@@ -109,6 +109,7 @@ def backend_factory(cfg: TrainConfig, stop_ids: set[int], pad_id: int) -> Callab
         if cfg.generation == "vllm_colocate":
             return VllmColocateBackend(trainer.vllm_generation.llm, stop_ids)
         if cfg.generation == "vllm_server":
+            assert cfg.vllm_server_url  # TrainConfig refuses vllm_server without a URL
             return VllmServerBackend(cfg.vllm_server_url, cfg.vllm_server_model, stop_ids)
         from trl.models import unwrap_model_for_generation
 

@@ -110,49 +110,67 @@ def coerce(name: str, kind: Any, value: Any) -> Any:
     Numeric strings are accepted for numbers given as floats (PyYAML reads ``1e-6`` as a string), integer
     task ids as their text; lists may be given as comma-separated strings (``--subsets a,b``); mappings as
     their JSON text."""
-    optional = False
-    if get_origin(kind) in (Union, types.UnionType):
-        args = [a for a in get_args(kind) if a is not type(None)]
-        optional = len(args) < len(get_args(kind))
-        kind = dict if dict in args else args[0]
+    kind, optional = _unwrap_optional(kind)
     if value is None:
         if optional:
             return None
         raise ConfigError(f"{name} must be {kind_name(kind)}, not null")
     bad = ConfigError(f"{name} must be {kind_name(kind)}{', or null' if optional else ''}; got {value!r}")
+    if kind is bool:
+        ok = isinstance(value, bool)
+    elif kind in (int, float):
+        ok, value = _as_number(kind, value, bad)
+    elif kind is str:
+        ok = isinstance(value, str)
+    elif get_origin(kind) is list:
+        ok, value = _as_string_list(value)
+    else:  # mappings (model parameters)
+        ok, value = _as_mapping(value, bad)
+    if not ok:
+        raise bad
+    return value
+
+
+def _unwrap_optional(kind: Any) -> tuple[Any, bool]:
+    """``Optional[X]`` as (X, True); a union naming dict is a mapping; any other kind is (kind, False)."""
+    if get_origin(kind) in (Union, types.UnionType):
+        args = [a for a in get_args(kind) if a is not type(None)]
+        return (dict if dict in args else args[0]), len(args) < len(get_args(kind))
+    return kind, False
+
+
+def _as_number(kind: type, value: Any, bad: ConfigError) -> tuple[bool, Any]:
     if kind is float and isinstance(value, str):
         try:
             value = float(value.strip())
         except ValueError:
             raise bad from None
-    if kind is bool:
-        ok = isinstance(value, bool)
-    elif kind in (int, float):
-        ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
-        if ok and kind is float:
-            value = float(value)
-            if not math.isfinite(value):
-                raise bad
-    elif kind is str:
-        ok = isinstance(value, str)
-    elif get_origin(kind) is list:
-        if isinstance(value, str):
-            value = [value]
-        if isinstance(value, list):  # ids written as YAML integers: 105 means "105"
-            value = [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
-        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
-        if ok:
-            value = [part.strip() for v in value for part in v.split(",") if part.strip()]
-    else:  # mappings (model parameters)
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except ValueError:
-                raise bad from None
-        ok = isinstance(value, dict) and all(isinstance(k, str) for k in value)
-    if not ok:
-        raise bad
-    return value
+    ok = isinstance(value, (int, float) if kind is float else int) and not isinstance(value, bool)
+    if ok and kind is float:
+        value = float(value)
+        if not math.isfinite(value):
+            raise bad
+    return ok, value
+
+
+def _as_string_list(value: Any) -> tuple[bool, Any]:
+    if isinstance(value, str):
+        value = [value]
+    if isinstance(value, list):  # ids written as YAML integers: 105 means "105"
+        value = [str(v) if isinstance(v, int) and not isinstance(v, bool) else v for v in value]
+    ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if ok:
+        value = [part.strip() for v in value for part in v.split(",") if part.strip()]
+    return ok, value
+
+
+def _as_mapping(value: Any, bad: ConfigError) -> tuple[bool, Any]:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            raise bad from None
+    return isinstance(value, dict) and all(isinstance(k, str) for k in value), value
 
 
 def parse_settings(cls: type, base: type, argv: list[str], prog: str, description: str) -> Any:
@@ -193,11 +211,15 @@ def parse_settings(cls: type, base: type, argv: list[str], prog: str, descriptio
     except yaml.YAMLError as exc:
         raise ConfigError(f"the config file is not valid YAML: {exc}") from None
     except ValueError as exc:
-        text, noun = str(exc), prog.split()[-1]
-        if text.startswith("Unknown arguments from config file"):
-            raise ConfigError(f"unknown {noun} setting in the config file: {text.split(':', 1)[1].strip()}; every key "
-                              f"must be one of `{prog} --help` (mua's or TRL's {base.__name__} fields)") from None
-        if text.startswith("Some specified arguments are not used"):
-            raise ConfigError(f"unknown flags: {text.split(':', 1)[1].strip()}") from None
-        raise ConfigError(text) from None
+        raise _settings_error(str(exc), prog, base) from None
     return cfg
+
+
+def _settings_error(text: str, prog: str, base: type) -> ConfigError:
+    """TrlParser's ValueError text as mua's one-line ConfigError."""
+    if text.startswith("Unknown arguments from config file"):
+        return ConfigError(f"unknown {prog.split()[-1]} setting in the config file: {text.split(':', 1)[1].strip()}; "
+                           f"every key must be one of `{prog} --help` (mua's or TRL's {base.__name__} fields)")
+    if text.startswith("Some specified arguments are not used"):
+        return ConfigError(f"unknown flags: {text.split(':', 1)[1].strip()}")
+    return ConfigError(text)

@@ -22,6 +22,7 @@ from mua.harness.types import Finding, Message, Score, Task
 from .calls import parse_call
 from .data import V4, version_of
 from .environment import decode_arguments, new_world
+from .world import ApiWorld
 
 Step = list[tuple[str, tuple, dict]]
 INFERENCE_ERROR = "inference_error"
@@ -90,6 +91,29 @@ def _short(value: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _state_mismatch(model_world: ApiWorld, gt_world: ApiWorld) -> Optional[tuple[str, dict]]:
+    """The first API class (in the ground truth's order) whose state differs, with its differing attributes."""
+    for cls, gt_inst in gt_world.instances.items():
+        model_inst = model_world.instances[cls]
+        diffs = {k: {"model": _short(getattr(model_inst, k)), "ground_truth": _short(v)}
+                 for k, v in gt_inst._state().items() if getattr(model_inst, k) != v}
+        if diffs:
+            return cls, diffs
+    return None
+
+
+def _missing_results(gt_results: list, all_results: list) -> list:
+    """The ground-truth results not found among the model's (each model result matches at most once)."""
+    remaining = list(all_results)
+    missing = []
+    for item in gt_results:
+        if item in remaining:
+            remaining.remove(item)
+        else:
+            missing.append(item)
+    return missing
+
+
 def check(task: Task, turns: list[list[Step]], data_dir: Path) -> Verdict:
     truth: list[list[str]] = task.evaluation or []
     if len(turns) != len(truth):
@@ -107,21 +131,13 @@ def check(task: Task, turns: list[list[Step]], data_dir: Path) -> Verdict:
         if not steps:
             return Verdict(False, "multi_turn:empty_turn_model_response",
                            f"Model response list is empty for turn {t}", t)
-        for cls, gt_inst in gt_world.instances.items():
-            model_inst = model_world.instances[cls]
-            diffs = {k: {"model": _short(getattr(model_inst, k)), "ground_truth": _short(v)}
-                     for k, v in gt_inst._state().items() if getattr(model_inst, k) != v}
-            if diffs:
-                return Verdict(False, "multi_turn:instance_state_mismatch",
-                               f"Model instance for {cls} does not match the state with ground truth instance.",
-                               t, {"differences": diffs})
-        remaining = list(all_results)
-        missing = []
-        for item in gt_results:
-            if item in remaining:
-                remaining.remove(item)
-            else:
-                missing.append(item)
+        mismatch = _state_mismatch(model_world, gt_world)
+        if mismatch is not None:
+            cls, diffs = mismatch
+            return Verdict(False, "multi_turn:instance_state_mismatch",
+                           f"Model instance for {cls} does not match the state with ground truth instance.",
+                           t, {"differences": diffs})
+        missing = _missing_results(gt_results, all_results)
         if missing:
             return Verdict(False, "multi_turn:execution_response_mismatch",
                            f"Model response execution results so far does not contain all the ground truth "

@@ -110,19 +110,7 @@ class Http1Pool:
 async def _read_reply(reader: asyncio.StreamReader) -> tuple[Reply, bool]:
     """The next reply on the connection and whether the connection may carry another request."""
     while True:
-        head = await reader.readuntil(b"\r\n\r\n")
-        lines = head[:-4].decode("latin-1").split("\r\n")
-        version, _, rest = lines[0].partition(" ")
-        code = rest[:3]
-        if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
-            raise ValueError(f"malformed status line {lines[0][:80]!r}")
-        status = int(code)
-        headers = {}
-        for line in lines[1:]:
-            name, sep, value = line.partition(":")
-            if not sep:
-                raise ValueError(f"malformed header line {line[:80]!r}")
-            headers[name.strip().lower()] = value.strip()
+        version, status, headers = _parse_head(await reader.readuntil(b"\r\n\r\n"))
         if status >= 200:
             break  # 1xx (100 Continue) precede the real reply
     connection = headers.get("connection", "").lower()
@@ -138,15 +126,36 @@ async def _read_reply(reader: asyncio.StreamReader) -> tuple[Reply, bool]:
         body = b""
     else:  # delimited by the server closing the connection
         body, keep = await reader.read(), False
-    encoding = headers.get("content-encoding", "identity").lower()
+    return Reply(status, headers, _decoded(body, headers.get("content-encoding", "identity").lower())), keep
+
+
+def _parse_head(head: bytes) -> tuple[str, int, dict[str, str]]:
+    """A reply's status line and headers (``head`` ends with the blank line): HTTP version, status, headers
+    by lower-case name."""
+    lines = head[:-4].decode("latin-1").split("\r\n")
+    version, _, rest = lines[0].partition(" ")
+    code = rest[:3]
+    if not version.startswith("HTTP/1.") or len(code) != 3 or not code.isdigit():
+        raise ValueError(f"malformed status line {lines[0][:80]!r}")
+    headers = {}
+    for line in lines[1:]:
+        name, sep, value = line.partition(":")
+        if not sep:
+            raise ValueError(f"malformed header line {line[:80]!r}")
+        headers[name.strip().lower()] = value.strip()
+    return version, int(code), headers
+
+
+def _decoded(body: bytes, encoding: str) -> bytes:
+    """``body`` undone from its Content-Encoding."""
     if encoding in ("gzip", "deflate"):
         try:
-            body = zlib.decompress(body, 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
+            return zlib.decompress(body, 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
         except zlib.error as e:
             raise ValueError(f"undecodable {encoding} body: {e}") from None
-    elif encoding != "identity":
+    if encoding != "identity":
         raise ValueError(f"unsupported Content-Encoding {encoding!r}")
-    return Reply(status, headers, body), keep
+    return body
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:

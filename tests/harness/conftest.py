@@ -71,6 +71,13 @@ def write_run(root: Path, name: str, benchmark: str, results: dict, *, model: st
     if prices := prices_record({r: ModelSpec(n) if n else None for r, n in specs.items()}):
         config["prices"] = prices  # as `mua eval` records them (cost.py)
     (run / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    lines = _episode_lines(benchmark, results, trials)
+    (run / "episodes.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return run
+
+
+def _episode_lines(benchmark: str, results: dict, trials: int) -> list[str]:
+    """episodes.jsonl's lines for ``results`` (see write_run)."""
     lines = []
     for subset, tasks in results.items():
         for task_id, outcomes in tasks.items():
@@ -88,8 +95,7 @@ def write_run(root: Path, name: str, benchmark: str, results: dict, *, model: st
                 else:
                     row["reward"] = float(out)
                 lines.append(json.dumps(row))
-    (run / "episodes.jsonl").write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return run
+    return lines
 
 
 @pytest.fixture

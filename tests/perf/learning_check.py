@@ -330,20 +330,9 @@ def report(seeds: list[Seed], out: Path, started: float, label: str = "evaluatio
         print(f" seed {s.seed}:")
         for name, st in s.stages.items():
             print(f"  {name:28} {figure(st.greedy)}" + (f" | {figure(st.sampled)}" if st.sampled else ""))
-        base = s.stages.get(SFT)
-        for method in METHODS:
-            if base is None or method not in s.stages:
-                continue
-            for kind in ("greedy", "sampled"):
-                a, b = getattr(base, kind), getattr(s.stages[method], kind)
-                if a is None or b is None:
-                    continue
-                test, n = paired(per_task(a), per_task(b))
-                if test is None:
-                    continue
-                print(f"  {method} - SFT (paired, {kind}): {points(test)} over {n} tasks")
-                if method == GRPO and kind == "greedy":
-                    gains[s.seed] = test
+        gain = print_differences(s)
+        if gain is not None:
+            gains[s.seed] = gain
         if no_gradient(s.grpo_dirs.get(GRPO)):
             print("  no gradient was taken: no GRPO group ever had a reward spread (every episode of a group scored "
                   "the same), so GRPO left the SFT weights as they were")
@@ -363,6 +352,25 @@ def report(seeds: list[Seed], out: Path, started: float, label: str = "evaluatio
     print(f"verdict: {'PASS' if verdict else 'FAIL'}{why}: the paired greedy 95% interval of GRPO with the user "
           f"in the loop - SFT is above zero in {above} of {len(seeds)} seed(s); PASS needs every seed")
     return 0 if verdict else 1
+
+
+def print_differences(s: Seed) -> Any:
+    """Prints each method minus SFT for seed ``s``, paired over tasks; the greedy GRPO one (None if none)."""
+    base, gain = s.stages.get(SFT), None
+    for method in METHODS:
+        if base is None or method not in s.stages:
+            continue
+        for kind in ("greedy", "sampled"):
+            a, b = getattr(base, kind), getattr(s.stages[method], kind)
+            if a is None or b is None:
+                continue
+            test, n = paired(per_task(a), per_task(b))
+            if test is None:
+                continue
+            print(f"  {method} - SFT (paired, {kind}): {points(test)} over {n} tasks")
+            if method == GRPO and kind == "greedy":
+                gain = test
+    return gain
 
 
 def figure(run: Path) -> str:
@@ -452,6 +460,14 @@ def plot(seeds: list[Seed], out: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4))
+    plot_training(left, seeds)
+    plot_evaluation(right, seeds)
+    fig.tight_layout()
+    fig.savefig(out / "learning.png", dpi=110)
+
+
+def plot_training(left, seeds: list[Seed]) -> None:
+    """Each GRPO run's batch mean reward per step."""
     for s in seeds:
         for name, folder in s.grpo_dirs.items():
             path = folder / "metrics.jsonl"
@@ -462,6 +478,10 @@ def plot(seeds: list[Seed], out: Path) -> None:
     left.set(xlabel="GRPO step", ylabel="batch mean reward (sampled)", title="training reward", ylim=(-0.05, 1.05))
     if left.lines:
         left.legend(fontsize=7)
+
+
+def plot_evaluation(right, seeds: list[Seed]) -> None:
+    """Each stage's pass^1 on the evaluation split with its interval, per seed, greedy and sampled."""
     names = list(dict.fromkeys(n for s in seeds for n in s.stages))
     for j, s in enumerate(seeds):
         for kind, marker in (("greedy", "o"), ("sampled", "s")):
@@ -481,8 +501,6 @@ def plot(seeds: list[Seed], out: Path) -> None:
     right.set(ylabel="pass^1", title="evaluation split, 95% bootstrap", ylim=(-0.05, 1.05))
     if right.lines or right.collections:
         right.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out / "learning.png", dpi=110)
 
 
 if __name__ == "__main__":

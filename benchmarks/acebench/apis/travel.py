@@ -154,7 +154,8 @@ class Travel(ScenarioApi):
         if not user:  # never true upstream: a failed login returns a (truthy) error dict
             return self._say("auth_failed")
         flight = next((f for f in self.flights if f["flight_no"] == flight_no and f["status"] == "available"), None)
-        total_cost = flight["economy_price"] if cabin == self._say("economy") else flight["business_price"]
+        # no matching flight fails on None here as upstream does (the tool's error text is upstream's)
+        total_cost = flight["economy_price"] if cabin == self._say("economy") else flight["business_price"]  # type: ignore[index]
         total_cost += self.calculate_baggage_fee(user["membership_level"], cabin, baggage_count)
         if payment_method not in ["cash", "bank"]:
             return self._say("bad_payment")
@@ -162,7 +163,7 @@ class Travel(ScenarioApi):
         if total_cost > self.users.get(user_id)[account]:
             return self._say("no_cash" if payment_method == "cash" else "no_bank")
         self.users.get(user_id)[account] -= total_cost
-        flight["seats_available"] -= 1
+        flight["seats_available"] -= 1  # type: ignore[index]
         rid = f"res_{len(self.reservations) + 1}"
         self.reservations.append({"reservation_id": rid, "user_id": user_id, "flight_no": flight_no,
                                   "payment_method": payment_method, "cabin": cabin, "baggage": baggage_count})

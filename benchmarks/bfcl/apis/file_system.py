@@ -127,7 +127,7 @@ class GorillaFileSystem(ApiSuite):
 
     def pwd(self):
         names = []
-        node = self._current_dir
+        node: Optional[Directory] = self._current_dir
         while node is not None:  # upstream's stop test never matches, so it climbs past the root
             names.append(node.name)
             node = node.parent

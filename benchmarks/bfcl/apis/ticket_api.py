@@ -9,6 +9,8 @@ _DEFAULTS = {"ticket_queue": [], "ticket_counter": 1, "current_user": None}
 
 
 class TicketAPI(ApiSuite):
+    current_user: Optional[str]  # set from _DEFAULTS or the scenario in _setup
+
     def _setup(self, scenario, long_context, extensions) -> None:
         for key in _DEFAULTS:
             setattr(self, key, pick(scenario, key, _DEFAULTS[key]))
