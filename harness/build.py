@@ -8,9 +8,9 @@ from typing import Any, Optional
 from .agents import ModelAgent
 from .errors import ConfigError, DataError
 from .files import read_json
-from .urls import redact_url
 from .interfaces import Agent, Benchmark, ChatModel, User
 from .types import Task, Usage
+from .urls import redact_url
 
 GOLD = "gold"
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Optional
 
-from .build import ModelSpec, Models, describe
+from .build import Models, ModelSpec, describe
 from .cost import prices_record, user_table
 from .errors import ConfigError
 from .interfaces import Benchmark

@@ -7,8 +7,18 @@ from pathlib import Path
 from typing import Sequence
 
 from .errors import ConfigError
-from .leaderboard import (FLAG_ORDER, FLAG_PROTOCOL, LEGEND, Row, display_label, fmt_cell, fmt_cost, has_costs, legend,
-                          protocol_refs)
+from .leaderboard import (
+    FLAG_ORDER,
+    FLAG_PROTOCOL,
+    LEGEND,
+    Row,
+    display_label,
+    fmt_cell,
+    fmt_cost,
+    has_costs,
+    legend,
+    protocol_refs,
+)
 
 # "plain" is tabulate's "simple" style: plain text with a rule under the header.
 TABLE_FORMATS = {"plain": "simple", "github": "github"}

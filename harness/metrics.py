@@ -13,7 +13,6 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
-
 PASS_HAT_K = "pass^k"  # tau2's pass^k per subset, k from 1 to the fewest scored trials of any task
 SUCCESS = "success"  # share of scored trials that pass (stats.is_success)
 REWARD = "reward"  # mean reward

@@ -17,8 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .errors import ConfigError, DataError
 from .episodes import Index, check_config_version
+from .errors import ConfigError, DataError
 from .files import field, read_bytes, type_name
 from .jsonl import BadLine, loads_line
 

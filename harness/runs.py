@@ -13,13 +13,13 @@ values: ``summary.json`` (summary.py), the leaderboard and the gate all read the
 from __future__ import annotations
 
 import math
-from itertools import chain
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Iterable, Optional
 
-from .episodes import EpisodeKey, EpisodeRecord, Positions, episode_index
 from .cost import RunCost
+from .episodes import EpisodeKey, EpisodeRecord, Positions, episode_index
 from .errors import ConfigError
 from .metrics import MetricsDeclaration, generic
 from .registry import installed_declaration

@@ -11,9 +11,9 @@ from .build import Models
 from .cost import RunCost
 from .episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode_index, keyed_index
 from .errors import ModelError
+from .eval_episode import play_episode
 from .eval_plan import EvalPlan
 from .interfaces import Benchmark
-from .eval_episode import play_episode
 from .progress import Progress, Tally
 from .results import JsonlAppender, RunDir, rewrite_in_order, write_json
 from .runs import Aggregate, declaration_of

@@ -29,8 +29,8 @@ from typing import Any, AsyncIterator, Callable, Optional
 from .batch import EvalPlan, run_eval  # the one entry point of a run; nothing else of batch is used
 from .build import GOLD, ModelSpec
 from .errors import ConfigError, DataError, MuaError
-from .files import read_text
 from .files import field as checked
+from .files import read_text
 from .registry import benchmark_class
 from .runs import read_run
 

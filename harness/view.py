@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from .episodes import latest_episodes
 from .errors import ConfigError
 from .files import read_bytes, read_json
-from .jsonl import BadLine, loads_line
 from .interfaces import Benchmark
-from .episodes import latest_episodes
+from .jsonl import BadLine, loads_line
 from .stats import is_success
 from .view_ground import GroundTruth
 from .view_headline import headline

@@ -11,6 +11,7 @@ from mua.harness.errors import ConfigError, MuaError
 from mua.harness.interfaces import Benchmark, ChatModel, User
 from mua.harness.models.local import stop_ids_for
 from mua.harness.models.parsers import get_parser, parser_for_template
+from mua.harness.models.stream import TemplateSuffixer, stop_text_of
 from mua.harness.models.templates import prepare_tokenizer
 from mua.harness.plan import protocol_record, role_record
 from mua.harness.selection import TaskSelection, read_split_file, select_tasks
@@ -20,8 +21,6 @@ from .backends import TransformersBackend, VllmColocateBackend, VllmServerBacken
 from .budgets import check_gold_budgets
 from .checkpoints import atomic, clear_staging, save_final_model
 from .config import TrainConfig, check_checkpoint_dir, check_user_model, protocol_specs
-from mua.harness.models.stream import TemplateSuffixer, stop_text_of
-
 from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
 from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs

@@ -20,11 +20,11 @@ from mua.harness.models.chat_template import encode_prompt, render_prompt
 from mua.harness.models.generation import GenerationRequest
 from mua.harness.models.parsers import ParsedCompletion
 from mua.harness.models.reply import assistant_reply, template_thinks
+from mua.harness.models.stream import StreamError, TemplateSuffixer, TokenStream
 from mua.harness.seeds import turn_seed
 from mua.harness.types import Message, ToolSpec, Usage
 
 from .backends import Backend
-from mua.harness.models.stream import StreamError, TemplateSuffixer, TokenStream
 
 
 class BudgetExhausted(Exception):

@@ -23,12 +23,11 @@ from mua.harness.build import Models
 from mua.harness.endpoints import DEFAULT_STALL_S
 from mua.harness.errors import ModelError, MuaError
 from mua.harness.interfaces import Benchmark, ChatModel, Limits, User
+from mua.harness.models.stream import TokenStream
 from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, run_episode
 from mua.harness.seeds import derive_seed
 from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
-
-from mua.harness.models.stream import TokenStream
 
 from .policy import BudgetExhausted, StreamPolicy
 

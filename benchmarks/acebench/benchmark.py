@@ -18,15 +18,24 @@ from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import (Agent, AgentPrompt, Benchmark, ChatModel, Environment, EpisodeSpec, Limits,
-                                    TaskDescription, User)
+from mua.harness.interfaces import (
+    Agent,
+    AgentPrompt,
+    Benchmark,
+    ChatModel,
+    Environment,
+    EpisodeSpec,
+    Limits,
+    TaskDescription,
+    User,
+)
 from mua.harness.metrics import Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Finding, Message, Score, Task, ToolCall, task_context
 
 from . import data
-from .data import AceContext
 from .calls import parse_calls
+from .data import AceContext
 from .environment import AceEnvironment, AceExecutor, executable
 from .scoring import AceFindings, check_end_state, process_score, render_tool_message
 from .user import MAX_DIALOG_TURNS, AceSimulatedUser, GoldMultiTurnUser, MultiStepUser

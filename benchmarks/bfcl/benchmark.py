@@ -11,8 +11,18 @@ from typing import Iterable, Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import (Agent, AgentPrompt, Benchmark, ChatModel, Environment, EpisodeSpec, Limits,
-                                    ReplayItem, TaskDescription, User)
+from mua.harness.interfaces import (
+    Agent,
+    AgentPrompt,
+    Benchmark,
+    ChatModel,
+    Environment,
+    EpisodeSpec,
+    Limits,
+    ReplayItem,
+    TaskDescription,
+    User,
+)
 from mua.harness.metrics import SUCCESS, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Finding, Message, Score, Task

@@ -6,8 +6,18 @@ from pathlib import Path
 from typing import Any, Iterable, Optional
 
 from mua.harness.errors import ConfigError
-from mua.harness.interfaces import (Agent, AgentPrompt, Benchmark, ChatModel, EpisodeSpec, Environment, Limits,
-                                    ReplayItem, TaskDescription, User)
+from mua.harness.interfaces import (
+    Agent,
+    AgentPrompt,
+    Benchmark,
+    ChatModel,
+    Environment,
+    EpisodeSpec,
+    Limits,
+    ReplayItem,
+    TaskDescription,
+    User,
+)
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Finding, Message, Score, Task, task_context
@@ -18,7 +28,7 @@ from .domain import Tau2Domain
 from .environment import Tau2Environment
 from .findings import Checks, Tau2Findings
 from .judge import judge_nl_assertions
-from .prompts import (FIRST_AGENT_MESSAGE, STOP, USER_STOP_MARKERS, agent_system_prompt, user_system_prompt)
+from .prompts import FIRST_AGENT_MESSAGE, STOP, USER_STOP_MARKERS, agent_system_prompt, user_system_prompt
 from .registry import get_domain
 from .tasks import Tau2Context, load_tasks
 

@@ -7,13 +7,22 @@ from pathlib import Path
 
 from ..batch import EvalPlan, run_eval
 from ..build import GOLD, ModelSpec
+from ..cost import user_table
 from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..outputs import check_output, is_mua_run
 from ..registry import benchmark_names
-from ..cost import user_table
-from .common import (add_data_dir, add_model_flags, add_request_timeout, add_shared_model_flags, add_stall_timeout,
-                     finite, model_spec, non_negative_int, positive_int)
+from .common import (
+    add_data_dir,
+    add_model_flags,
+    add_request_timeout,
+    add_shared_model_flags,
+    add_stall_timeout,
+    finite,
+    model_spec,
+    non_negative_int,
+    positive_int,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

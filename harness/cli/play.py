@@ -14,12 +14,12 @@ from ..agents import ModelAgent
 from ..build import Models, ModelSpec, describe, make_user, open_model
 from ..catalog import find_task
 from ..data import resolve_data_dir
+from ..episodes import EpisodeRecord
 from ..errors import ConfigError
 from ..interfaces import Agent, Benchmark, User
-from ..play import HELP, Abandoned, Terminal, TerminalAgent, TerminalUser, Player
+from ..play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
 from ..protocol import RoleProtocol, data_record, record, role_params
 from ..registry import open_benchmark
-from ..episodes import EpisodeRecord
 from ..results import JsonlAppender, RunDir, write_json
 from ..runner import EpisodeResult, agent_view, run_episode
 from ..seeds import episode_seed

@@ -7,15 +7,22 @@ import sys
 from pathlib import Path
 
 from ..build import Models, open_model
-from ..endpoints import watched
 from ..data import resolve_data_dir
+from ..endpoints import watched
 from ..errors import ConfigError
 from ..outputs import add_overwrite_flag, check_output
 from ..replay import TaskIndex, read_items, score_all
 from ..results import dumps, write_atomic
 from ..stats import is_success
-from .common import (add_data_dir, add_model_flags, add_request_timeout, add_stall_timeout, check_output_file,
-                     model_spec, positive_int)
+from .common import (
+    add_data_dir,
+    add_model_flags,
+    add_request_timeout,
+    add_stall_timeout,
+    check_output_file,
+    model_spec,
+    positive_int,
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

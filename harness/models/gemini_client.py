@@ -10,7 +10,6 @@ from . import pools
 from .openai_client import OpenAIChatModel, read_reply
 from .translate import arguments, merged, sent_params, system_text, text, tool_choice
 
-
 # OpenAI request params -> Gemini generationConfig fields
 GEMINI_GENERATION = {"temperature": "temperature", "top_p": "topP", "top_k": "topK", "max_tokens": "maxOutputTokens",
                      "max_completion_tokens": "maxOutputTokens", "stop": "stopSequences", "seed": "seed",

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import logging
+import math
 import os
 import time
 from dataclasses import asdict, dataclass
@@ -22,8 +22,8 @@ from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_af
 from tenacity.wait import wait_base
 
 from ..errors import ConfigError, ModelError
-from ..urls import redact_url
 from ..types import Message, ToolCall, ToolSpec, Usage
+from ..urls import redact_url
 from . import pools
 from .activity import LengthWatch
 from .http1 import InvalidURL, TransportError

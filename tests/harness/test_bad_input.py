@@ -4,9 +4,9 @@ import math
 
 import pytest
 
+from mua.harness.cli import main
 from mua.harness.episodes import EpisodeRecord
 from mua.harness.progress import Tally as _Tally
-from mua.harness.cli import main
 from mua.harness.runs import read_run
 
 GOOD = {"benchmark": "tau2", "subset": "retail", "task_id": "0",

@@ -13,9 +13,9 @@ from helpers.counter_bench import CounterBenchmark
 
 from mua.harness.batch import EvalPlan, run_eval
 from mua.harness.build import ModelSpec
+from mua.harness.episodes import latest_episodes
 from mua.harness.errors import ConfigError
 from mua.harness.registry import register_benchmark
-from mua.harness.episodes import latest_episodes
 
 
 def read_jsonl(path):
@@ -141,9 +141,9 @@ def test_bad_data_fails_once_before_any_episode(tmp_path):
 
 def test_endpoint_down_stops_the_run_after_an_error_streak(tmp_path):
     """An endpoint that answers the preflight and then fails every request: the run stops after the streak."""
-    from mua.harness.errors import ModelError
-
     from mock_openai import Faults, MockOpenAI
+
+    from mua.harness.errors import ModelError
 
     # The server passes the preflight, then fails every chat request (503, not retried here).
     with MockOpenAI(faults=Faults(sequence=("503",) * 1000)) as url:

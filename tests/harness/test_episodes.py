@@ -6,10 +6,9 @@ import os
 import pytest
 
 from mua.harness.cli import main
-from mua.harness.episodes import INVALID, RECORD_VERSION, EpisodeRecord, latest_episodes
+from mua.harness.episodes import INVALID, RECORD_VERSION, EpisodeRecord, episode_index, latest_episodes
 from mua.harness.errors import DataError
 from mua.harness.results import dumps, rewrite_in_order, set_aside_torn_tail
-from mua.harness.episodes import episode_index
 
 
 def _row(task="0", trial=0, **kw):

@@ -208,8 +208,9 @@ def test_plot_writes_png(make_run, tmp_path):
 
 def test_fixture_writes_the_config_mua_eval_writes(make_run):
     """The synthetic runs these tests read must be in the format `mua eval` really writes."""
-    from mua.harness.eval_plan import EvalPlan, run_config as _config, with_protocol
-    from mua.harness.build import ModelSpec, Models
+    from mua.harness.build import Models, ModelSpec
+    from mua.harness.eval_plan import EvalPlan, with_protocol
+    from mua.harness.eval_plan import run_config as _config
     from mua.harness.registry import open_benchmark
     from mua.harness.types import Task
 

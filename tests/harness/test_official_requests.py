@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from mock_openai import MockOpenAI
 from helpers.protocol_episodes import acebench, bfcl, tau2_retail
+from mock_openai import MockOpenAI
 
 from mua.harness.cli import main
 

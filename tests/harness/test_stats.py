@@ -2,8 +2,17 @@ import math
 
 import pytest
 
-from mua.harness.stats import (SUCCESS_TOLERANCE, bootstrap_ci, combine, is_success, max_k, paired_bootstrap,
-                               paired_permutation, pass_hat_k, quantile)
+from mua.harness.stats import (
+    SUCCESS_TOLERANCE,
+    bootstrap_ci,
+    combine,
+    is_success,
+    max_k,
+    paired_bootstrap,
+    paired_permutation,
+    pass_hat_k,
+    quantile,
+)
 
 
 @pytest.mark.parametrize("n,c,k,expected", [

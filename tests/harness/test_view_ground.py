@@ -17,9 +17,9 @@ from mua.harness.runner import agent_view
 from mua.harness.types import Message
 from mua.harness.view import build_payload, load_source, write_view
 from mua.harness.view_ground import GroundTruth
+from tests.harness.test_view import _unpack
 from tests.helpers.browser import dump_dom, screenshot
 from tests.helpers.view_runs import BASELINES, write_failed_tau2_run, write_run
-from tests.harness.test_view import _unpack
 
 
 def _detail(dom: str) -> str:

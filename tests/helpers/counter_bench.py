@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
-from mua.harness.interfaces import Benchmark, EpisodeSpec, Environment, Limits, ToolOutcome
+from mua.harness.interfaces import Benchmark, Environment, EpisodeSpec, Limits, ToolOutcome
 from mua.harness.types import Message, Score, Task, ToolCall, ToolSpec
 from mua.harness.users import ScriptedUser, SimulatedUser
 

@@ -1,6 +1,6 @@
 """Starting a model server in a test: a free port, and waiting until it answers."""
-import subprocess
 import socket
+import subprocess
 import time
 import urllib.request
 

@@ -21,13 +21,6 @@ import time
 
 from mock_endpoint import ROOT, requests_seen, start_mock  # noqa: E402 - beside this file
 
-
-
-
-
-
-
-
 # mua starts from cached bytecode, as an installed package does (pip compiles on install), even where the
 # environment sets PYTHONDONTWRITEBYTECODE: the cache goes to a scratch folder, filled by an unmeasured first run
 BYTECODE: dict[str, str] = {}

@@ -91,10 +91,10 @@ def turn_times(path: Path, device: str, reuse: bool, turns: int = 8, new_tokens:
 
 def vllm_vs_transformers(path: Path, device: str, new_tokens: int) -> list[tuple[int, float, float]]:
     """(batch, transformers tokens/s, vLLM tokens/s) on the same prompts, fixed lengths (stop ids ignored)."""
+    import vllm
+
     from mua.harness.models.decode import generate_batch
     from mua.harness.models.generation import GenerationRequest
-
-    import vllm
 
     tf = TransformersChatModel(path, device=device)
     llm = vllm.LLM(model=str(path), gpu_memory_utilization=0.1, max_model_len=2048, enable_prefix_caching=False,

@@ -6,8 +6,8 @@ import asyncio
 import json
 import os
 import threading
-from pathlib import Path
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 
 import pytest
 

@@ -34,12 +34,11 @@ def test_min_reward_filter_and_errors(exported, tmp_path, capsys):
 
 
 def test_exported_row_tokenises_as_the_policy_stream(exported, tmp_path):
+    from gold_warmup import gold_streams
     from transformers import AutoTokenizer
 
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models.tiny import build_tiny_checkpoint
-    from gold_warmup import gold_streams
-
     from mua.training.sft import row_stream
 
     tok = AutoTokenizer.from_pretrained(build_tiny_checkpoint(tmp_path / "tiny"))

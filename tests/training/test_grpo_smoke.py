@@ -30,9 +30,8 @@ class LenientCounter(CounterBenchmark):
 @pytest.fixture(scope="module")
 def warmed_policy(tiny_checkpoint, tmp_path_factory):
     """The tiny model after a short SFT on gold counter episodes, saved as a checkpoint directory."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     from gold_warmup import gold_streams, sft_warmup
+    from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.set_num_threads(1)  # tiny matrices: extra threads only contend on a shared CI box
     torch.manual_seed(0)

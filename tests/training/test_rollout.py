@@ -1,11 +1,10 @@
 """The rollout function's contract with TRL, with a scripted backend (no model)."""
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
-import json
 import pytest
-
 from helpers.counter_bench import CounterBenchmark
 from training_fakes import ScriptedBackend
 

@@ -4,18 +4,18 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from gold_warmup import gold_streams
 from helpers.counter_bench import CounterBenchmark
 from training_fakes import ScriptedBackend
 
 from mua.harness.agents import ModelAgent
 from mua.harness.models.chat_template import template_messages
+from mua.harness.models.stream import StreamError, TemplateSuffixer, TokenStream, stop_text_of
 from mua.harness.runner import agent_view, run_episode
 from mua.harness.types import Message, ToolCall
 from mua.harness.users import ScriptedUser
 from mua.training.policy import Budget, BudgetExhausted
-from gold_warmup import gold_streams
 from mua.training.sft import teacher_policy
-from mua.harness.models.stream import StreamError, TemplateSuffixer, TokenStream, stop_text_of
 
 BENCH = CounterBenchmark(n_tasks=3)
 

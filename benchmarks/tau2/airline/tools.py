@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-
 from typing import Annotated, Literal
 
 from .. import arithmetic

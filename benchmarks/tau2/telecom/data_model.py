@@ -7,10 +7,11 @@ plain dicts and lists, and results serialise byte-identically to upstream.
 """
 from __future__ import annotations
 
-import tomllib
 from datetime import date
 from pathlib import Path
 from typing import Any, Optional
+
+import tomllib
 
 from mua.harness.datafiles import FIX_HINT, load_text
 from mua.harness.errors import DataError

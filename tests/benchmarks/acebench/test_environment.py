@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.records import summary_fields
 
 from mua.benchmarks.acebench.apis import SCENARIO_CLASSES
 from mua.benchmarks.acebench.environment import AceExecutor
-from helpers.records import summary_fields
 from mua.harness.types import ToolCall
 
 FIXTURE = Path(__file__).parent / "fixtures" / "official_methods.json"

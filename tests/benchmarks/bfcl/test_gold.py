@@ -3,9 +3,9 @@ on its own ground truth: all 800 but multi_turn_base_154 (5 question turns, 6 an
 import asyncio
 
 import pytest
+from helpers.records import summary_fields
 
 from mua.benchmarks.bfcl import BfclBenchmark
-from helpers.records import summary_fields
 from mua.harness.runner import run_episode
 
 OFFICIAL_GOLD_FAILURES = {"multi_turn_base_154": "multi_turn:force_terminated"}

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers.data import DATA_DIR
 
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.benchmarks.tau2.findings import Tau2Findings
 from mua.harness.errors import ConfigError
 from mua.harness.runner import run_episode
 from mua.harness.types import Message, ToolCall
-from helpers.data import DATA_DIR
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BENCH = Tau2Benchmark(DATA_DIR)

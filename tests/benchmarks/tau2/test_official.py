@@ -14,16 +14,15 @@ the 18 retail and 22 airline failures (DB or COMMUNICATE); EXCEPTIONS lists none
 from __future__ import annotations
 
 import asyncio
-
 import json
 from pathlib import Path
 
 import pytest
+from helpers.data import DATA_DIR
 
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.benchmarks.tau2.official import evaluated_task, parse_reward_info
 from mua.benchmarks.tau2.tasks import make_task
-from helpers.data import DATA_DIR
 
 TOOLORCHESTRA = {  # file: (agreeing, total, simulations relabelled, official passes)
     "toolorchestra__toolorchestra_retail_gpt-5_1trial.json": (114, 114, 113, 96),

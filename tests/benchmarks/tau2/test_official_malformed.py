@@ -3,14 +3,13 @@ aborts ``mua score``, never a score for a conversation that is missing or empty.
 from __future__ import annotations
 
 import asyncio
-
 import copy
 import json
 
 import pytest
+from helpers.data import DATA_DIR
 
 from mua.benchmarks.tau2 import Tau2Benchmark
-from helpers.data import DATA_DIR
 
 SOURCE = "activegraph__runs_20260601-033543-612139_airline_results.json"  # airline task 0 officially passes
 BENCH = Tau2Benchmark(DATA_DIR)

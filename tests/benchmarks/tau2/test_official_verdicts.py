@@ -4,16 +4,15 @@ task's reward_basis, including the termination gating (max_steps gives 0 with no
 from __future__ import annotations
 
 import asyncio
-
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from helpers.data import DATA_DIR
 
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.harness.types import Message
-from helpers.data import DATA_DIR
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "official_verdicts.json").read_text(encoding="utf-8"))
 CASES = FIXTURE["cases"]

@@ -6,6 +6,8 @@ import pytest
 
 pytest.importorskip("torch", reason="local backends need torch (pip install 'mua[local]')")
 
+from helpers.data import DATA_DIR
+
 from mua.benchmarks.tau2 import Tau2Benchmark  # noqa: E402
 from mua.harness.agents import ModelAgent  # noqa: E402
 from mua.harness.models.chat_template import render_prompt  # noqa: E402
@@ -14,7 +16,6 @@ from mua.harness.models.trace import record_turns  # noqa: E402
 from mua.harness.models.transformers_backend import TransformersChatModel  # noqa: E402
 from mua.harness.runner import agent_view, run_episode  # noqa: E402
 from mua.harness.users import ScriptedUser  # noqa: E402
-from helpers.data import DATA_DIR
 
 BENCH = Tau2Benchmark(DATA_DIR)
 USER_SAYS = ["Hi, I want to return an item.", "My name is Yusuf Rossi, zip 19122.", "###STOP###"]

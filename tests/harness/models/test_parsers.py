@@ -5,8 +5,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mua.harness.models.parsers import (
-    MAX_NESTING, PARSERS, get_parser, parse_hermes, parse_llama3_json, parse_none, parser_for_template,
-    split_reasoning)
+    MAX_NESTING,
+    PARSERS,
+    get_parser,
+    parse_hermes,
+    parse_llama3_json,
+    parse_none,
+    parser_for_template,
+    split_reasoning,
+)
 
 FUZZ = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

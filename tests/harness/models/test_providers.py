@@ -11,7 +11,7 @@ from mock_providers import MockAnthropic, MockGemini
 
 from mua.harness.errors import ModelError
 from mua.harness.models import make_chat_model
-from mua.harness.models.providers import (AnthropicChatModel, GeminiChatModel, key_env, provider_of, route)
+from mua.harness.models.providers import AnthropicChatModel, GeminiChatModel, key_env, provider_of, route
 from mua.harness.types import Message, ToolCall, ToolSpec
 
 FAST = {"max_attempts": 2, "initial_wait_s": 0.001, "max_wait_s": 0.01, "max_total_s": 10}

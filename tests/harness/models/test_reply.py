@@ -5,8 +5,8 @@ import math
 from types import SimpleNamespace as ns
 
 from mua.harness.models.generation import GenerationRequest
-from mua.harness.models.reply import assistant_reply, call_id, template_thinks
 from mua.harness.models.parsers import parse_hermes, parse_llama3_json
+from mua.harness.models.reply import assistant_reply, call_id, template_thinks
 from mua.harness.models.vllm_backend import generation_result, sampled_logprob, sampling_kwargs
 
 CALL = '<tool_call>{"name": "get_order", "arguments": {"order_id": "#W1"}}</tool_call>'

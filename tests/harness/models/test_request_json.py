@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import json
 
-from mua.harness.models import OpenAIChatModel
-from mua.harness.models import request_json
+from mua.harness.models import OpenAIChatModel, request_json
 from mua.harness.models.request_json import LONG_TEXT, MAX_ENTRIES, BodyEncoder
 from mua.harness.types import Message, ToolCall, ToolSpec
 

@@ -8,8 +8,7 @@ import pytest
 
 from mua.harness.errors import ConfigError
 from mua.harness.models import make_chat_model
-from mua.harness.models.templates import (HERMES_TEMPLATE, check_tool_template, missing_tool_parts,
-                                          prepare_tokenizer)
+from mua.harness.models.templates import HERMES_TEMPLATE, check_tool_template, missing_tool_parts, prepare_tokenizer
 
 CONTENT_ONLY = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
                 "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")

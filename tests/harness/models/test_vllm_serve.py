@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers.serving import free_port as _free_port
 from helpers.serving import wait_up as _wait_up
 

@@ -7,9 +7,10 @@ import hashlib
 import json
 from pathlib import Path
 
-import pytest
-
 import mock_openai as mock
+import pytest
+from helpers.data import DATA_DIR
+
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.benchmarks.tau2.prompts import agent_system_prompt
 from mua.benchmarks.tau2.registry import get_domain
@@ -17,7 +18,6 @@ from mua.harness.agents import ModelAgent
 from mua.harness.models.openai_client import OpenAIChatModel
 from mua.harness.runner import run_episode
 from mua.harness.types import Message, ToolCall
-from helpers.data import DATA_DIR
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BENCH = Tau2Benchmark(DATA_DIR)

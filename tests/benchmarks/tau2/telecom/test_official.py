@@ -3,14 +3,13 @@ gpt-4.1-mini telecom): mua's verdicts, the tool results both sides saw, and the 
 from __future__ import annotations
 
 import asyncio
-
 import json
 
 import pytest
+from helpers.data import DATA_DIR
 
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.benchmarks.tau2.registry import get_domain
-from helpers.data import DATA_DIR
 
 BENCH = Tau2Benchmark(DATA_DIR)
 # file name fragment -> (simulations, official passes)
