@@ -126,18 +126,43 @@ class RunCost:
 
 
 
+def recorded_block(run_dir: Path | str) -> Optional[dict]:
+    """The "cost" block of a run's summary.json, None when there is none (or the summary is unreadable)."""
+    path = Path(run_dir) / "summary.json"
+    if not path.is_file():
+        return None
+    try:
+        block = read_json(path, what="run summary", expect=dict).get("cost")
+    except DataError:
+        return None
+    return block if isinstance(block, dict) else None
+
+
+def cost_text(block: dict) -> str:
+    """One line for people: the total, each role's share and the per-episode mean and max; "?" where a price
+    is unknown (never 0)."""
+    def usd(value: Any) -> str:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return f"${value:.4f}" if ok else "?"
+    roles = block.get("roles")
+    roles = roles if isinstance(roles, dict) else {}
+    shares = ", ".join(f"{role} {usd(r.get('cost'))}" for role, r in roles.items() if isinstance(r, dict))
+    per = block.get("per_episode")
+    per = per if isinstance(per, dict) else {}
+    line = f"cost {usd(block.get('total'))}" + (f" ({shares})" if shares else "")
+    line += f"; per episode mean {usd(per.get('mean'))}, max {usd(per.get('max'))}"
+    unknown = block.get("unknown") or []
+    if unknown:
+        line += f"; no price for {', '.join(map(str, unknown))} (mua eval --prices)"
+    return line
+
+
 def recorded_total(run_dir: Path | str) -> tuple[Optional[float], bool]:
     """A finished run's cost from its summary.json (the leaderboard's "$"): (total USD or None, whether a cost
     is recorded at all). A run without one (gold, unfinished, older mua) or with an unreadable summary records
     none; a recorded null total is a known-unknown."""
-    path = Path(run_dir) / "summary.json"
-    if not path.is_file():
-        return None, False
-    try:
-        block = read_json(path, what="run summary", expect=dict).get("cost")
-    except DataError:
-        return None, False
-    if not isinstance(block, dict):
+    block = recorded_block(run_dir)
+    if block is None:
         return None, False
     total = block.get("total")
     if isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0:

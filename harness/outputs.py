@@ -61,6 +61,15 @@ def _same_or_inside(output: Path, given: Path) -> bool:
     return out == inp or out in inp.parents
 
 
+def check_not_input(path: Path | str, *, flag: str, inputs: Iterable[Optional[Path | str]], hint: str = "") -> None:
+    """Refuse (ConfigError) to write ``path`` when it is one of ``inputs`` or holds one: it would replace it.
+    For commands that resume into their output folder (mua sft, mua train) and so take no --overwrite."""
+    for given in inputs:
+        if given is not None and _same_or_inside(Path(path), Path(given)):
+            raise ConfigError(f"{flag} {path} is this command's own input {given} ({describe(Path(given))}); "
+                              f"writing there would replace it: {hint or f'name another {flag}'}")
+
+
 def check_output(path: Path | str, *, flag: str, overwrite: Optional[bool],
                  inputs: Iterable[Optional[Path | str]] = (), command: str = "") -> None:
     """Refuse (ConfigError, before any work) to write ``path`` when it is one of ``inputs`` (or holds one) or
@@ -71,10 +80,7 @@ def check_output(path: Path | str, *, flag: str, overwrite: Optional[bool],
     if overwrite is not None:
         hint += f", or pass --overwrite{f' to `{command}`' if command else ''} to write there anyway"
     if not overwrite:
-        for given in inputs:
-            if given is not None and _same_or_inside(path, Path(given)):
-                raise ConfigError(f"{flag} {path} is this command's own input {given} ({describe(Path(given))}); "
-                                  f"writing there would replace it: {hint}")
+        check_not_input(path, flag=flag, inputs=inputs, hint=hint)
     if overwrite or not path.exists():
         return
     if path.is_dir() and not any(path.iterdir()):

@@ -102,17 +102,18 @@ def _episode_rows(path: Path) -> list[dict]:
     return [r.row for r in latest_episodes(episodes)[0].values()]  # a missing file: no rows
 
 
-SAMPLE_FILE = re.compile(r"step-(\d+)\.(\d+)\.jsonl")  # samples/step-<global step>.<rollout at that step>.jsonl
+# samples/step-<step>.jsonl (each row carries its "round"); runs of older mua: step-<step>.<round>.jsonl
+SAMPLE_FILE = re.compile(r"step-(\d+)(?:\.(\d+))?\.jsonl")
 
 
-def sample_files(path: Path) -> list[tuple[int, int, Path]]:
+def sample_files(path: Path) -> list[tuple[int, Optional[int], Path]]:
     """(step, round, file) of a training output's sample files, in step then round order (integers: step 10
-    after step 9); files named otherwise are not samples."""
+    after step 9; round None: the rows name theirs); files named otherwise are not samples."""
     found = []
     for f in (path / "samples").glob("step-*.jsonl"):
         if m := SAMPLE_FILE.fullmatch(f.name):
-            found.append((int(m.group(1)), int(m.group(2)), f))
-    return sorted(found)
+            found.append((int(m.group(1)), int(m.group(2)) if m.group(2) else -1, f))
+    return [(step, None if round_ < 0 else round_, f) for step, round_, f in sorted(found)]
 
 
 def _training_source(path: Path) -> Source:
@@ -128,7 +129,8 @@ def _training_source(path: Path) -> Source:
                          "components": {}, "termination": sample.get("termination"),
                          "turns": sample.get("turns"), "messages": sample.get("messages") or [],
                          "usage": {"generated_tokens": sample.get("generated_tokens")},
-                         "info": {"round": round_, **{k: v for k, v in sample.items()
+                         "info": {"round": sample.get("round") if round_ is None else round_,
+                                  **{k: v for k, v in sample.items()
                                                       if k not in ("messages", "key", "reward")}},
                          "error": sample.get("error")})
     notes = []
@@ -144,7 +146,7 @@ def _training_source(path: Path) -> Source:
         except ImportError:
             notes.append("training curves need matplotlib (pip install 'mua[plot]'); the metrics table is below")
     if not rows:
-        notes.append("no samples yet: samples/step-<step>.<round>.jsonl is written after each rollout "
+        notes.append("no samples yet: samples/step-<step>.jsonl is written after each rollout "
                      "(samples_per_step > 0)")
     return Source(path.name, "training", rows, curves_png=curves, metrics=metrics, notes=notes,
                   steps=[_spread(step, samples) for step, samples in sorted(per_step.items())])

@@ -15,12 +15,16 @@ ROLES = ("agent", "user", "judge")
 
 def headline(path: Path, config: dict) -> dict[str, Any]:
     """{"cells": [{"column", "text", "value", "low", "high", "n", "flags"}], "legend": [...], "models": {role:
-    label}, "protocol": [departures], "error": why the cells are missing, or None}."""
+    label}, "protocol": [departures], "cost": the run's cost line (summary.json) or None, "error": why the cells
+    are missing, or None}."""
+    from .cost import cost_text, recorded_block
     from .leaderboard import build_rows, columns, declarations, fmt_cell, legend
     from .runs import read_run, spec_label
 
     models = {role: spec_label(config.get(role)) for role in ROLES if isinstance(config.get(role), dict)}
-    out: dict[str, Any] = {"cells": [], "legend": [], "models": models, "protocol": [], "error": None}
+    block = recorded_block(path)
+    out: dict[str, Any] = {"cells": [], "legend": [], "models": models, "protocol": [], "error": None,
+                           "cost": cost_text(block) if block is not None else None}
     try:
         run = read_run(path)
         rows = build_rows([run])

@@ -62,7 +62,7 @@ def checkpoint_to_resume(cfg: TrainConfig, config_file: str = CONFIG_FILE, comma
                           "run, drop --no-resume")
     saved_path = out / config_file
     if not saved_path.is_file():
-        raise ConfigError(f"output_dir {out} holds no {config_file} (it holds {describe(out)}), so it is not a "
+        raise ConfigError(f"output_dir {out} already holds {describe(out)} and no {config_file}, so it is not a "
                           f"{command} run to resume; choose a new or empty --output-dir")
     saved = read_json(saved_path, what=f"{command} settings", expect=dict)
     old, new = _comparable(saved), _comparable(cfg.settings())

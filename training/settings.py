@@ -223,3 +223,9 @@ def _settings_error(text: str, prog: str, base: type) -> ConfigError:
     if text.startswith("Some specified arguments are not used"):
         return ConfigError(f"unknown flags: {text.split(':', 1)[1].strip()}")
     return ConfigError(text)
+
+
+def setting(name: str) -> str:
+    """A setting as messages name it: the config key and the flag (both spellings are accepted)."""
+    return f"{name} (--{name.replace('_', '-')})"
+

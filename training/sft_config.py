@@ -13,7 +13,15 @@ from trl import SFTConfig
 
 from mua.harness.errors import ConfigError
 
-from .settings import LoraSettings, coerce_fields, mua_field, parse_settings, settle_device_and_precision, trl_field
+from .settings import (
+    LoraSettings,
+    coerce_fields,
+    mua_field,
+    parse_settings,
+    setting,
+    settle_device_and_precision,
+    trl_field,
+)
 
 SFT_CONFIG = "sft_config.json"  # the settings of the run in an output directory (what a resume must match)
 
@@ -49,13 +57,14 @@ class SftRunConfig(SFTConfig, LoraSettings):
         if not self.progress:
             self.disable_tqdm = True
         if self.per_device_train_batch_size < 1:
-            raise ConfigError("batch_size (per_device_train_batch_size) must be at least 1")
+            raise ConfigError(f"{setting('batch_size')} (per_device_train_batch_size) must be at least 1")
         if self.learning_rate <= 0:
-            raise ConfigError("learning_rate must be > 0")
+            raise ConfigError(f"{setting('learning_rate')} must be > 0")
         if not self.num_train_epochs > 0:  # also NaN
-            raise ConfigError(f"num_train_epochs must be > 0, got {self.num_train_epochs}")
+            raise ConfigError(f"{setting('num_train_epochs')} must be > 0, got {self.num_train_epochs}")
         if self.max_steps != -1 and self.max_steps < 1:
-            raise ConfigError(f"max_steps must be -1 (as many as the epochs make) or at least 1, got {self.max_steps}")
+            raise ConfigError(f"{setting('max_steps')} must be -1 (as many as the epochs make) or at least 1, got "
+                              f"{self.max_steps}")
         settle_device_and_precision(self)
         try:
             with warnings.catch_warnings():

@@ -9,6 +9,7 @@ import os
 import sys
 
 from ..errors import ConfigError
+from ..outputs import check_not_input
 from .train import parse_launched
 
 
@@ -29,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
     cfg = parse_launched(parse_sft_config, args.rest)
     if not cfg.policy:
         raise ConfigError("name the checkpoint to fine-tune: --policy DIR (or policy: in --config)")
+    check_not_input(cfg.out, flag="--output-dir", inputs=[cfg.policy, cfg.dataset])
     try:
         done = sft_train(cfg)
     except SftInterrupted as exc:

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..data import resolve_data_dir
 from ..errors import ConfigError, DataError
 from ..view import write_view
-from .common import add_data_dir, non_negative_int
+from .common import add_data_dir
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--watch", action="store_true",
                    help="serve the page on http://127.0.0.1:PORT/ (this machine only) and keep it current as "
                         "episodes finish; Ctrl-C stops")
-    p.add_argument("--port", type=_port, default=8765, help="port for --watch (default 8765; 0: any free port)")
+    p.add_argument("--port", type=int, default=8765, help="port for --watch (default 8765; 0: any free port)")
     p.add_argument("--no-ground-truth", action="store_true",
                    help="do not open the benchmark's data (no task instructions, expected actions, database "
                         "differences or reconstructed requests); faster for huge runs")
@@ -67,10 +67,3 @@ def run(args: argparse.Namespace) -> int:
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB); open it in a browser")
     return 0
 
-
-def _port(text: str) -> int:
-    """0 (any free port) to 65535."""
-    value = non_negative_int(text)
-    if value > 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {value}")
-    return value

@@ -86,6 +86,12 @@ def test_provider_models_route_and_cost_matches_the_price_tables(tmp_path, data_
     board = capsys.readouterr().out
     assert "$" in board.splitlines()[0] and f"{cost['total']:.4f}" in board
 
+    # and the viewer's headline panel: total, each role's share, per episode
+    from mua.harness.view_headline import headline
+    shown = headline(run, config=json.loads((run / "config.json").read_text()))["cost"]
+    assert shown.startswith(f"cost ${cost['total']:.4f} (agent ${cost['roles']['agent']['cost']:.4f}, ")
+    assert f"per episode mean ${cost['per_episode']['mean']:.4f}" in shown
+
     # the key is in no result file, no output and no log line
     for f in run.iterdir():
         assert SECRET not in f.read_text(), f.name
@@ -115,6 +121,9 @@ def test_one_model_plays_every_role_and_unknown_price_is_null_never_zero(tmp_pat
     assert main(["leaderboard", str(tmp_path / "one")]) == 0
     board = capsys.readouterr().out
     assert board.splitlines()[0].rstrip().endswith("$") and "? = some model's price is unknown" in board
+    from mua.harness.view_headline import headline
+    shown = headline(tmp_path / "one", config=config)["cost"]
+    assert shown.startswith("cost ? (agent ?, user ?, judge ?)") and "no price for agent, user, judge" in shown
 
 
 def test_bad_price_table_is_one_line_and_exit_2(tmp_path, data_dir, capsys):
