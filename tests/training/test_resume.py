@@ -70,7 +70,7 @@ def test_max_steps_may_change_on_resume_only_with_a_constant_schedule(tmp_path):
 
 def test_a_directory_that_is_no_run_is_not_resumed(tmp_path):
     (tmp_path / "notes.txt").write_text("mine")
-    with pytest.raises(ConfigError, match="holds no train_config.json"):
+    with pytest.raises(ConfigError, match="already holds 1 entry .notes.txt. and no train_config.json"):
         checkpoint_to_resume(TrainConfig(output_dir=str(tmp_path)))
 
 
