@@ -192,10 +192,10 @@ def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
     stop = SaveOnInterrupt()
     trainer, rollout = build_trainer(cfg, bench, tasks, trainer_cls=trainer_cls)
     trainer.add_callback(stop)
-    if trainer.accelerator.is_main_process:
+    if trainer.accelerator.is_main_process:  # one writer: ranks share the folder (two renames of one .tmp race)
         clear_staging(out)
-    rewind_logs(out, checkpoint_step(resume))
-    record_config(cfg, [task_key(t) for t in tasks], training_protocol(cfg, bench, tasks))
+        rewind_logs(out, checkpoint_step(resume))
+        record_config(cfg, [task_key(t) for t in tasks], training_protocol(cfg, bench, tasks))
     if resume is not None and trainer.accelerator.is_main_process:
         print(f"mua train: resuming the run in {out} from {Path(resume).name} (step {checkpoint_step(resume)} of "
               f"{cfg.max_steps})", file=sys.stderr, flush=True)
