@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import signal
-from dataclasses import replace
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Optional
 
@@ -16,9 +14,10 @@ from ..catalog import find_task
 from ..data import resolve_data_dir
 from ..episodes import EpisodeRecord
 from ..errors import ConfigError
+from ..eval_plan import mua_version
 from ..interfaces import Agent, Benchmark, User
+from ..plan import protocol_record, role_record, under_protocol
 from ..play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
-from ..protocol import RoleProtocol, data_record, record, role_params
 from ..registry import open_benchmark
 from ..results import JsonlAppender, RunDir, write_json
 from ..runner import EpisodeResult, agent_view, run_episode
@@ -93,9 +92,10 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
     official = bench.declared_protocol()
     seed = episode_seed(args.seed, task.subset, task.id, 0)
     specs: dict[str, Optional[ModelSpec]] = {}
-    for role in ("agent", "user", "judge"):
-        given = model_spec(args, role)
-        specs[role] = None if given is None else _official(given, official.role(role))
+    overrides = [f"{args.side}.played_by_person"]
+    for role in ("agent", "user", "judge"):  # under the benchmark's protocol, as mua eval runs (plan.py)
+        specs[role], changed = under_protocol(official, role, model_spec(args, role))
+        overrides += changed
     if args.side == "agent" and specs["agent"] is not None:
         raise ConfigError("--agent-model: you play the agent; to play the user against a model, add --as user")
     if args.side == "user" and specs["agent"] is None:
@@ -123,13 +123,10 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
     finally:
         await models.aclose()
     # what each model sent; None where no model played the role (the person's side, as for the gold agent)
-    roles: dict[str, Optional[dict]] = {
-        role: None if spec is None or role == args.side else {"model": spec.name, "params": spec.params,
-                                                              "seed": spec.seed}
-        for role, spec in specs.items()}
+    roles = {role: None if role == args.side else role_record(spec) for role, spec in specs.items()}
     person = {"name": PERSON}
     config = {
-        "mua_version": _mua_version(),
+        "mua_version": mua_version(),
         "benchmark": bench.name,
         "subsets": [task.subset],
         "split": task.split,
@@ -141,19 +138,13 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
         "judge": describe(specs["judge"], models.judge),
         "tasks": {task.subset: [task.id]},
         "metrics": bench.declared_metrics().to_dict(),
-        "protocol": record(official, roles, 1, dict(official.limits), [f"{args.side}.played_by_person"],
-                           data_record(bench.data_dir, [p.format(subset=task.subset) for p in official.data])),
+        "protocol": protocol_record(bench, roles, 1, [task.subset], overrides),
     }
     return result, config, player
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def _official(spec: ModelSpec, official: RoleProtocol) -> ModelSpec:
-    """The model as the benchmark's runner would call it: its request params under the flags, its seed rule."""
-    return replace(spec, params=role_params(official, spec.params)[0], seed=official.seed)
 
 
 def _record(bench: Benchmark, task: Task, seed: int, result: EpisodeResult) -> dict:
@@ -176,13 +167,6 @@ def _write(out: RunDir, config: dict, row: dict) -> None:
         episodes.append(row)
     finally:
         episodes.close()  # flush + fsync
-
-
-def _mua_version() -> str:
-    try:
-        return version("mua")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def _free(path: Path) -> Path:
