@@ -1,34 +1,23 @@
 """The appointments example pack: an ambiguous first request ("move my appointment") that only a question
 resolves when the patient has two appointments; the gold conversation looks up, then asks, then acts."""
-import asyncio
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 from mua.benchmarks.pack import PackBenchmark
 from mua.harness.agents import ScriptedAgent
-from mua.harness.runner import run_episode
-from mua.harness.types import Message, ToolCall
+from mua.harness.types import Message
+from tests.helpers.packs import (
+    EXAMPLES,
+    assert_gold_passes_every_task,
+    assert_splits_disjoint_and_regenerated,
+    call,
+    play,
+)
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "benchmarks/pack/examples/appointments"
-
-
-def play(bench, task, agent):
-    return asyncio.run(run_episode(bench, task, agent, bench.gold_user(task)))
-
-
-def call(name: str, args: dict) -> Message:
-    return Message(role="assistant", tool_calls=[ToolCall(id="c", name=name, arguments=json.dumps(args))])
+EXAMPLE = EXAMPLES / "appointments"
 
 
 def test_gold_agent_passes_every_task_with_the_scripted_and_the_static_user():
-    for bench in (PackBenchmark(EXAMPLE), PackBenchmark(EXAMPLE, static_user=True)):
-        tasks = bench.load_tasks("tasks")
-        assert len(tasks) == 296
-        for task in tasks:
-            result = play(bench, task, bench.gold_agent(task))
-            assert result.score.reward == 1.0, (task.id, result.score.info)
+    assert_gold_passes_every_task(EXAMPLE, 296)
 
 
 def test_only_asking_which_appointment_resolves_the_request():
@@ -58,13 +47,5 @@ def test_only_asking_which_appointment_resolves_the_request():
 
 
 def test_splits_are_disjoint_and_regenerate_from_the_seed(tmp_path):
-    splits = json.loads((EXAMPLE / "splits.json").read_text())
-    tasks = {t.id: t for t in PackBenchmark(EXAMPLE).load_tasks("tasks")}
-    facts = {name: {json.dumps(tasks[i].evaluation["actions"][1]["arguments"]) for i in ids}
-             for name, ids in splits.items()}
-    assert {k: len(v) for k, v in splits.items()} == {"train": 200, "validation": 32, "test": 64}
-    assert not facts["train"] & facts["validation"] and not facts["train"] & facts["test"]
-    assert not facts["validation"] & facts["test"]
-    subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), "--seed", "0", "--out", str(tmp_path)], check=True)
-    for name in ("tasks.json", "splits.json", "db.json"):
-        assert (tmp_path / name).read_bytes() == (EXAMPLE / name).read_bytes()
+    assert_splits_disjoint_and_regenerated(EXAMPLE, {"train": 200, "validation": 32, "test": 64},
+                                           lambda t: json.dumps(t.evaluation["actions"][1]["arguments"]), tmp_path)

@@ -1,37 +1,26 @@
 """The refills example pack: an id flows from one tool's result into the next call, the gold conversation asks a
 question between two calls, and the demonstrations often skip the branch question."""
-import asyncio
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from mua.benchmarks.pack import PackBenchmark
 from mua.harness.agents import ScriptedAgent
 from mua.harness.errors import DataError
-from mua.harness.runner import run_episode
-from mua.harness.types import Message, ToolCall
+from mua.harness.types import Message
+from tests.helpers.packs import (
+    EXAMPLES,
+    assert_gold_passes_every_task,
+    assert_splits_disjoint_and_regenerated,
+    call,
+    play,
+)
 
-EXAMPLE = Path(__file__).resolve().parents[3] / "benchmarks/pack/examples/refills"
-
-
-def play(bench, task, agent):
-    return asyncio.run(run_episode(bench, task, agent, bench.gold_user(task)))
-
-
-def call(name: str, args: dict) -> Message:
-    return Message(role="assistant", tool_calls=[ToolCall(id="c", name=name, arguments=json.dumps(args))])
+EXAMPLE = EXAMPLES / "refills"
 
 
 def test_gold_agent_passes_every_task_with_the_scripted_and_the_static_user():
-    for bench in (PackBenchmark(EXAMPLE), PackBenchmark(EXAMPLE, static_user=True)):
-        tasks = bench.load_tasks("tasks")
-        assert len(tasks) == 784
-        for task in tasks:
-            result = play(bench, task, bench.gold_agent(task))
-            assert result.score.reward == 1.0, (task.id, result.score.info)
+    assert_gold_passes_every_task(EXAMPLE, 784)
 
 
 def test_the_order_needs_the_code_from_the_quote_result():
@@ -67,16 +56,9 @@ def test_demonstrations_skip_the_branch_question_for_most_central_customers():
 
 
 def test_splits_are_disjoint_and_regenerate_from_the_seed(tmp_path):
-    splits = json.loads((EXAMPLE / "splits.json").read_text())
-    tasks = {t.id: t for t in PackBenchmark(EXAMPLE).load_tasks("tasks")}
-    facts = {name: {json.dumps([a["arguments"] for a in tasks[i].evaluation["actions"]]) for i in ids}
-             for name, ids in splits.items()}
-    assert {k: len(v) for k, v in splits.items()} == {"train": 640, "validation": 48, "test": 96}
-    assert not facts["train"] & facts["validation"] and not facts["train"] & facts["test"]
-    assert not facts["validation"] & facts["test"]
-    subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), "--seed", "0", "--out", str(tmp_path)], check=True)
-    for name in ("tasks.json", "splits.json", "db.json"):
-        assert (tmp_path / name).read_bytes() == (EXAMPLE / name).read_bytes()
+    def fact(task):  # every argument of both calls
+        return json.dumps([a["arguments"] for a in task.evaluation["actions"]])
+    assert_splits_disjoint_and_regenerated(EXAMPLE, {"train": 640, "validation": 48, "test": 96}, fact, tmp_path)
 
 
 def test_after_must_name_an_expected_action(tmp_path):
