@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from ..build import ModelSpec
+from ..build import ModelSpec, looks_like_path
 from ..errors import ConfigError
 from ..jsonl import BadLine, loads_line
 from ..models.openai_client import check_base_url
@@ -150,12 +150,6 @@ def model_spec(args: argparse.Namespace, role: str, default_temperature: Optiona
                           f"give --{role}-base-url)")
     key_var = getattr(args, f"{role}_api_key_env") or getattr(args, "api_key_env", None) or key_env(name, base_url)
     return ModelSpec(name=name, base_url=base_url, params=params, api_key_env=key_var)
-
-
-def looks_like_path(name: str) -> bool:
-    """A local path rather than a served model's name ("Qwen/Qwen3-8B" is a name; "./ckpt", "/x", "~/x" are
-    paths)."""
-    return name.startswith(("/", "./", "../", "~")) or name.endswith("/") or name in (".", "..")
 
 
 def check_output_file(flag: str, path: Path) -> None:
