@@ -65,8 +65,9 @@ def add_data_dir(p: argparse.ArgumentParser) -> None:
 def add_shared_model_flags(p: argparse.ArgumentParser) -> None:
     """--model/--base-url/--api-key-env: one model for every role (agent, user, judge) not given its own."""
     p.add_argument("--model", help="model for the agent, the user simulator and the judge, unless --agent-model, "
-                                   "--user-model or --judge-model name another; a provider prefix routes it "
-                                   "(anthropic/..., gemini/..., openai/..., groq/..., ...)")
+                                   "--user-model or --judge-model name another (or the benchmark names its own "
+                                   "user model); a provider prefix routes it (anthropic/..., gemini/..., openai/..., "
+                                   "groq/..., ...)")
     p.add_argument("--base-url", help="base URL for every role without its own --ROLE-base-url")
     p.add_argument("--api-key-env", metavar="VAR", help="API key variable for every role without its own")
 

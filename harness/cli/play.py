@@ -44,8 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--as", dest="side", choices=("agent", "user"), default="agent",
                    help="which side you play (default: agent)")
     add_model_flags(p, "agent", "with --as user: the agent model (endpoint model name or checkpoint)")
-    add_model_flags(p, "user", "with --as agent: the user simulator model (default: the benchmark's own, e.g. "
-                               "a pack's pack.json user_model, else the scripted user)")
+    add_model_flags(p, "user", "with --as agent: the user simulator model (default: the benchmark's own user "
+                               "model where it names one, else its scripted user)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="run seed (the episode's seed derives from it)")
     p.add_argument("--out", help="run directory to write (default: results/play/BENCHMARK-SUBSET-TASK-SIDE, "
