@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Optional
 
 from .build import ModelSpec
@@ -43,11 +44,20 @@ def user_spec(bench: Benchmark, subsets: list[str], named: Optional[ModelSpec],
     replaces the benchmark's."""
     default = default_user_model(bench, subsets)
     if default is None or (named is not None and not shared):
-        replaced = default is not None and named is not None and named.name != default
-        return named, ["user.model"] if replaced else []
+        if default is None or named is None or named.name == default:
+            return named, []
+        if _same_folder(named.name, default):  # the benchmark's checkpoint, spelled another way
+            return replace(named, name=default), []
+        return named, ["user.model"]
     from .models.providers import key_env  # lazy: planning a run needs no client
 
     return ModelSpec(default, api_key_env=key_env(default)), []
+
+
+def _same_folder(a: str, b: str) -> bool:
+    """Whether two model names are one existing local folder."""
+    pa, pb = Path(a).expanduser(), Path(b).expanduser()
+    return pa.is_dir() and pb.is_dir() and pa.resolve() == pb.resolve()
 
 
 def under_protocol(official: RunProtocol, role: str, spec: Optional[ModelSpec]) -> tuple[Optional[ModelSpec],

@@ -33,8 +33,8 @@ def eval_command(cfg: TrainConfig, bench: Any, out: Path) -> list[str]:
     needs_user = any(bench.needs_user_model(s) for s in subsets)
     if needs_user and cfg.user_model not in (None, SCRIPTED):
         argv += _model_flags("user", cfg.user_model, cfg.user_base_url, model_params(cfg.user_params))
-    elif needs_user and cfg.user_model is None and default_user_model(bench, subsets):
-        pass  # eval plays the benchmark's own user model, as training did (plan.user_spec)
+    elif needs_user and default_user_model(bench, subsets):
+        pass  # eval plays the benchmark's own user model (plan.user_spec), as training did unless it was scripted
     elif needs_user:
         argv += ["--user-model", "USER_MODEL"]  # trained with the scripted user (smoke runs): name a real one
     if cfg.judge_model:

@@ -237,7 +237,7 @@ def test_train_rolls_out_against_the_packs_user_model(tiny_pack, tiny, tmp_path,
     assert samples and all({m["content"] for m in s["messages"] if m["role"] == "user"} == {SAID} for s in samples)
 
 
-def test_train_takes_an_explicit_user_model_and_records_the_override(tiny_pack, tiny):
+def test_train_takes_an_explicit_user_model_and_records_the_override(tiny_pack, tiny, sayer):
     pytest.importorskip("trl")
     from mua.training.config import TrainConfig, check_user_model, protocol_specs
 
@@ -249,3 +249,13 @@ def test_train_takes_an_explicit_user_model_and_records_the_override(tiny_pack, 
     user, _, overrides = protocol_specs(TrainConfig(benchmark="pack", data_dir=str(tiny_pack),
                                                     user_model=str(tiny)), bench)
     assert user.name == str(tiny) and overrides == ["user.model"]
+    user, _, overrides = protocol_specs(TrainConfig(benchmark="pack", data_dir=str(tiny_pack),
+                                                    user_model=str(sayer)), bench)
+    assert user.name == str(tiny_pack / "user") and overrides == []  # the pack's own, named by its target
+    from mua.training.hint import eval_command
+
+    scripted = TrainConfig(benchmark="pack", data_dir=str(tiny_pack), user_model="scripted", allow_scripted_user=True)
+    assert "--user-model" not in eval_command(scripted, bench, tiny_pack / "out")  # eval plays the pack's user
+    plain = make_pack(tiny_pack.parent, name="plain")  # a pack without one: the command asks for one
+    assert "USER_MODEL" in eval_command(TrainConfig(benchmark="pack", data_dir=str(plain)), PackBenchmark(plain),
+                                        plain / "out")
