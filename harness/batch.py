@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .build import Models, open_model
 from .errors import ConfigError
-from .eval_plan import EvalPlan, check_resumable, mua_version, run_config, select_tasks, with_protocol
+from .eval_plan import EvalPlan, check_resumable, mua_version, planned, run_config, select_tasks
 from .registry import open_benchmark
 from .results import RunDir, write_json
 from .schedule import EvalOutcome, PendingRun, RunOptions, run_pending
@@ -31,7 +31,7 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     nothing for that long while requests wait stops the run (resumable) with a ModelError naming it (0: never).
     """
     bench = open_benchmark(plan.benchmark, data_dir)
-    plan, overrides = with_protocol(plan, bench.declared_protocol())
+    plan, overrides = planned(bench, plan)
     tasks = select_tasks(bench, plan)
     if not plan.agent.gold and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")

@@ -41,6 +41,12 @@ class ModelSpec:
         return out
 
 
+def looks_like_path(name: str) -> bool:
+    """A local path rather than a served model's name ("Qwen/Qwen3-8B" is a name; "./ckpt", "/x", "~/x" are
+    paths)."""
+    return name.startswith(("/", "./", "../", "~")) or name.endswith("/") or name in (".", "..")
+
+
 @dataclass
 class Models:
     """The live chat models of a run (None where not used). Created once, shared by all episodes."""

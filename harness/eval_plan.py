@@ -12,7 +12,7 @@ from .build import Models, ModelSpec, describe
 from .cost import prices_record, user_table
 from .errors import ConfigError
 from .interfaces import Benchmark
-from .plan import protocol_record, role_record, under_protocol
+from .plan import protocol_record, role_record, run_protocol, under_protocol, user_spec
 from .protocol import ROLES, RunProtocol
 from .results import RunDir
 from .selection import TaskSelection
@@ -26,6 +26,8 @@ class EvalPlan:
     subsets: list[str]
     agent: ModelSpec
     user: Optional[ModelSpec] = None
+    # the user model came from --model (one model for every role): a benchmark's own user model comes first
+    user_shared: bool = False
     judge: Optional[ModelSpec] = None
     split: Optional[str] = None
     trials: Optional[int] = None  # None: the benchmark protocol's trials (1 for the gold agent)
@@ -45,6 +47,18 @@ def mua_version() -> str:
 def select_tasks(bench: Benchmark, plan: EvalPlan) -> dict[str, list[Task]]:
     # a missing or malformed data file surfaces here (load_tasks checks what episodes will read), before any run
     return select(bench, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
+
+
+def planned(bench: Benchmark, plan: EvalPlan) -> tuple[EvalPlan, list[str]]:
+    """The plan as it runs: its user model chosen as every command chooses it (plan.user_spec: the one named,
+    else the benchmark's own; none for the gold agent, which plays with the scripted user), then under the
+    protocol of the run (:func:`with_protocol`). Also returns the overrides."""
+    chosen: list[str] = []
+    if not plan.agent.gold:
+        user, chosen = user_spec(bench, plan.subsets, plan.user, shared=plan.user_shared)
+        plan = replace(plan, user=user, user_shared=False)
+    plan, overrides = with_protocol(plan, run_protocol(bench, plan.subsets))
+    return plan, chosen + overrides
 
 
 def with_protocol(plan: EvalPlan, official: RunProtocol) -> tuple[EvalPlan, list[str]]:

@@ -236,6 +236,12 @@ class Benchmark(ABC):
         whenever the adapter provides its own ``simulated_user``."""
         return type(self).simulated_user is not Benchmark.simulated_user
 
+    def default_user_model(self, subset: str) -> Optional[str]:
+        """The model that plays the LLM user of ``subset`` when a run names none (a model name or a checkpoint
+        path, as ``--user-model`` takes it); a run's own user model replaces it (recorded as an override). None
+        (the default): the run must name one."""
+        return None
+
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         """The LLM user simulator played by ``model``. Benchmarks with a scripted user return that instead."""
         return self.gold_user(task)

@@ -22,7 +22,7 @@ from trl import GRPOConfig
 
 from mua.harness.build import ModelSpec
 from mua.harness.errors import ConfigError
-from mua.harness.plan import departures, under_protocol
+from mua.harness.plan import default_user_model, departures, run_protocol, under_protocol, user_spec
 from mua.harness.selection import read_split_file
 from mua.harness.urls import redact_url
 
@@ -58,7 +58,8 @@ class TrainConfig(GRPOConfig, LoraSettings):
     chat_template: Optional[str] = _help("hermes, llama3_json or a Jinja template file replacing the policy's own "
                                          "chat template (one that drops tool use is refused at load)")
     user_model: Optional[str] = _help("the user simulator: an endpoint model name or a checkpoint dir (required "
-                                      "where the benchmark plays an LLM user, e.g. tau2)")
+                                      "where the benchmark plays an LLM user, e.g. tau2, unless it names its own: "
+                                      "a pack's pack.json user_model)")
     allow_scripted_user: bool = _help("tests and smoke runs only: the scripted user where a user model is needed "
                                       "(its rewards carry no training signal)", False)
     user_base_url: Optional[str] = _help("OpenAI-compatible base URL of the user model")
@@ -260,6 +261,8 @@ def check_user_model(cfg: TrainConfig, bench: Any) -> None:
     needing = [s for s in cfg.subsets or list(bench.subsets) if bench.needs_user_model(s)]
     if not needing or (cfg.user_model not in (None, SCRIPTED)) or cfg.allow_scripted_user:
         return
+    if cfg.user_model is None and default_user_model(bench, needing):
+        return  # the benchmark's own user model (plan.user_spec)
     where = f"{bench.name} {'/'.join(needing)}"
     why = (f"{where} is played with an LLM user simulator; the scripted user replays the reference "
            "conversation whatever the policy does (tau2 telecom: it performs the fixes itself, so an untrained "
@@ -273,18 +276,22 @@ def check_user_model(cfg: TrainConfig, bench: Any) -> None:
 
 
 def protocol_specs(cfg: TrainConfig, bench: Any) -> tuple[Optional[ModelSpec], Optional[ModelSpec], list[str]]:
-    """The user and judge models as `mua eval` runs them (the run plan of harness/plan.py: the benchmark's
-    protocol under the given params) and the overrides. A departure from the protocol is refused unless
-    ``allow_protocol_departure``: a policy must be trained against the simulator it is scored with."""
-    official = bench.declared_protocol()
-    user = None if cfg.user_model in (None, SCRIPTED) else ModelSpec(cfg.user_model, cfg.user_base_url,
-                                                                     model_params(cfg.user_params))
+    """The user and judge models as `mua eval` runs them (the run plan of harness/plan.py: the user model named,
+    else the benchmark's own; the benchmark's protocol under the given params) and the overrides. A departure
+    from the protocol's request params is refused unless ``allow_protocol_departure``: a policy must be trained
+    against the simulator it is scored with. Another user model than the benchmark's own is recorded, not
+    refused: the printed eval command names it (hint.py), as it names any user model."""
+    subsets = cfg.subsets or list(bench.subsets)
+    official = run_protocol(bench, subsets)
+    named = None if cfg.user_model in (None, SCRIPTED) else ModelSpec(cfg.user_model, cfg.user_base_url,
+                                                                      model_params(cfg.user_params))
+    user, chosen = (None, []) if cfg.user_model == SCRIPTED else user_spec(bench, subsets, named)
     judge = ModelSpec(cfg.judge_model, cfg.judge_base_url, model_params(cfg.judge_params)) if cfg.judge_model \
         else None
     user, user_changes = under_protocol(official, "user", user)
     judge, judge_changes = under_protocol(official, "judge", judge)
-    overrides = user_changes + judge_changes
-    departed = departures(overrides)
+    overrides = chosen + user_changes + judge_changes
+    departed = departures(user_changes + judge_changes)
     if departed and not cfg.allow_protocol_departure:
         said = "; ".join(f"{o} {_shown(o, user, judge)} (official {_official(o, official)})" for o in departed)
         raise ConfigError(f"{said}: this departs from {bench.name}'s run protocol, which `mua eval` scores with, so "

@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from mua.harness.plan import default_user_model
 from mua.harness.selection import read_split_file
 
 from .config import SCRIPTED, TrainConfig, model_params
@@ -28,9 +29,12 @@ def eval_command(cfg: TrainConfig, bench: Any, out: Path) -> list[str]:
         if split and split != bench.default_split:
             argv += ["--split", split]
     argv += ["--agent-model", str(out)]
-    needs_user = any(bench.needs_user_model(s) for s in cfg.subsets or bench.subsets)
+    subsets = list(cfg.subsets or bench.subsets)
+    needs_user = any(bench.needs_user_model(s) for s in subsets)
     if needs_user and cfg.user_model not in (None, SCRIPTED):
         argv += _model_flags("user", cfg.user_model, cfg.user_base_url, model_params(cfg.user_params))
+    elif needs_user and default_user_model(bench, subsets):
+        pass  # eval plays the benchmark's own user model (plan.user_spec), as training did unless it was scripted
     elif needs_user:
         argv += ["--user-model", "USER_MODEL"]  # trained with the scripted user (smoke runs): name a real one
     if cfg.judge_model:

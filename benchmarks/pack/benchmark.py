@@ -91,6 +91,10 @@ class PackBenchmark(Tau2Benchmark):
     def needs_user_model(self, subset: str) -> bool:
         return self.pack.user == "llm"
 
+    def default_user_model(self, subset: str) -> Optional[str]:
+        """pack.json's ``user_model`` (a checkpoint path resolved against the pack folder, or a model name)."""
+        return self.pack.user_model
+
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         prompt = f"{self.pack.guidelines}\n\n<scenario>\n{scenario_text(task.scenario)}\n</scenario>"
         return SimulatedUser(model, prompt, stop_markers=USER_STOP_MARKERS, seed=seed)

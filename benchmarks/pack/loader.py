@@ -2,7 +2,8 @@
 
     PACK/
       pack.json     {"name": "bookings", "user": "scripted"}   user: "llm" (default) or "scripted";
-                    optional max_messages, max_errors, tool_timeout_s (seconds one tool call may take, 10)
+                    optional max_messages, max_errors, tool_timeout_s (seconds one tool call may take, 10);
+                    with "user": "llm", optional user_model: the LLM user's model (see ``_user_model``)
       policy.md     the agent's policy (goes into tau2's agent system prompt)
       db.json       {table: {key: record}}: the database the tools read and write
       tools.py      one plain Python function per tool: fn(db, arg: type, ...) with a docstring
@@ -16,11 +17,13 @@ scripted user (``users.py``); a pack whose pack.json says ``"user": "scripted"``
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
+from mua.harness.build import looks_like_path
 from mua.harness.datafiles import load_json
 from mua.harness.errors import DataError
 from mua.harness.files import read_text
@@ -66,6 +69,7 @@ class Pack:
     guidelines: str
     max_messages: int
     max_errors: int
+    user_model: Optional[str] = None  # the LLM user's model when pack.json names one: a checkpoint path or a name
 
 
 def _fail(where: str, what: str) -> DataError:
@@ -100,7 +104,34 @@ def _meta(folder: Path) -> dict:
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TOOL_TIMEOUT_S:
         raise _fail("pack.json", f"field 'tool_timeout_s' must be a number of seconds in (0, {MAX_TOOL_TIMEOUT_S:g}]"
                                  f", got {limit!r}")
+    meta["user_model"] = _user_model(meta, folder)
     return meta
+
+
+def _user_model(meta: dict, folder: Path) -> Optional[str]:
+    """pack.json's ``user_model``: the model that plays the LLM user when a run names none (``--user-model``
+    overrides it). A path when it starts with "/", "./", "../" or "~" (as for ``--user-model``) or names an
+    entry of the pack folder, and then a checkpoint folder, resolved against the pack folder (so the pack can be
+    moved) into an absolute path; anything else ("Qwen/Qwen3-8B", "openai/gpt-4.1") is a model name, passed on
+    as it is."""
+    value = meta.get("user_model")
+    if value is None:
+        return None
+    if meta["user"] != "llm":
+        raise _fail("pack.json", f"field 'user_model' names the LLM user's model, but 'user' is {meta['user']!r} "
+                                 "(use \"user\": \"llm\", or drop user_model)")
+    if not isinstance(value, str) or not value.strip():
+        raise _fail("pack.json", "field 'user_model' must be a non-empty string: a checkpoint folder (relative to "
+                                 f"the pack) or a model name, got {value!r}")
+    path = folder / Path(value).expanduser()  # an absolute path stays as it is
+    if not looks_like_path(value) and not os.path.lexists(path):
+        return value
+    if not path.is_dir():
+        raise _fail("pack.json", f"field 'user_model': {value}: no such checkpoint folder ({path} does not exist "
+                                 "or is not a folder; a relative path is read from the pack folder)")
+    if not (path / "config.json").is_file():
+        raise _fail("pack.json", f"field 'user_model': {value} is not a model checkpoint (no config.json in {path})")
+    return os.path.normpath(path)  # symlinks kept: the path as the pack names it
 
 
 def _database(folder: Path) -> dict:
@@ -243,4 +274,5 @@ def _load(folder_name: str, stamps: tuple) -> Pack:
                            what="pack: user guidelines")
     return Pack(name=meta["name"], user=meta["user"], domain=domain, tasks=tasks,
                 splits=_splits(folder, {str(t["id"]) for t in tasks}), guidelines=guidelines,
-                max_messages=meta.get("max_messages", 201), max_errors=meta.get("max_errors", 10))
+                max_messages=meta.get("max_messages", 201), max_errors=meta.get("max_errors", 10),
+                user_model=meta["user_model"])

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from ..build import ModelSpec
+from ..build import ModelSpec, looks_like_path
 from ..errors import ConfigError
 from ..jsonl import BadLine, loads_line
 from ..models.openai_client import check_base_url
@@ -65,8 +65,9 @@ def add_data_dir(p: argparse.ArgumentParser) -> None:
 def add_shared_model_flags(p: argparse.ArgumentParser) -> None:
     """--model/--base-url/--api-key-env: one model for every role (agent, user, judge) not given its own."""
     p.add_argument("--model", help="model for the agent, the user simulator and the judge, unless --agent-model, "
-                                   "--user-model or --judge-model name another; a provider prefix routes it "
-                                   "(anthropic/..., gemini/..., openai/..., groq/..., ...)")
+                                   "--user-model or --judge-model name another (or the benchmark names its own "
+                                   "user model); a provider prefix routes it (anthropic/..., gemini/..., openai/..., "
+                                   "groq/..., ...)")
     p.add_argument("--base-url", help="base URL for every role without its own --ROLE-base-url")
     p.add_argument("--api-key-env", metavar="VAR", help="API key variable for every role without its own")
 
@@ -150,12 +151,6 @@ def model_spec(args: argparse.Namespace, role: str, default_temperature: Optiona
                           f"give --{role}-base-url)")
     key_var = getattr(args, f"{role}_api_key_env") or getattr(args, "api_key_env", None) or key_env(name, base_url)
     return ModelSpec(name=name, base_url=base_url, params=params, api_key_env=key_var)
-
-
-def looks_like_path(name: str) -> bool:
-    """A local path rather than a served model's name ("Qwen/Qwen3-8B" is a name; "./ckpt", "/x", "~/x" are
-    paths)."""
-    return name.startswith(("/", "./", "../", "~")) or name.endswith("/") or name in (".", "..")
 
 
 def check_output_file(flag: str, path: Path) -> None:

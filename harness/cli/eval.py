@@ -71,6 +71,7 @@ def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> Ev
         subsets=args.subset or list(bench_subsets),
         agent=agent,
         user=model_spec(args, "user"),  # decoding defaults: the benchmark's protocol (batch.with_protocol)
+        user_shared=not args.user_model,  # from --model: a benchmark's own user model comes first (plan.user_spec)
         judge=model_spec(args, "judge"),
         split=None if args.all_tasks else (args.split or default_split),
         trials=args.trials,

@@ -16,7 +16,7 @@ from ..episodes import EpisodeRecord
 from ..errors import ConfigError
 from ..eval_plan import mua_version
 from ..interfaces import Agent, Benchmark, User
-from ..plan import protocol_record, role_record, under_protocol
+from ..plan import protocol_record, role_record, run_protocol, under_protocol, user_spec
 from ..play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
 from ..registry import open_benchmark
 from ..results import JsonlAppender, RunDir, write_json
@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--as", dest="side", choices=("agent", "user"), default="agent",
                    help="which side you play (default: agent)")
     add_model_flags(p, "agent", "with --as user: the agent model (endpoint model name or checkpoint)")
-    add_model_flags(p, "user", "with --as agent: the user simulator model (default: the scripted user)")
+    add_model_flags(p, "user", "with --as agent: the user simulator model (default: the benchmark's own user "
+                               "model where it names one, else its scripted user)")
     add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="run seed (the episode's seed derives from it)")
     p.add_argument("--out", help="run directory to write (default: results/play/BENCHMARK-SUBSET-TASK-SIDE, "
@@ -89,12 +90,16 @@ def run(args: argparse.Namespace) -> int:
 
 async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
                 terminal: Terminal) -> tuple[EpisodeResult, dict, Player]:
-    official = bench.declared_protocol()
+    official = run_protocol(bench, [task.subset])
     seed = episode_seed(args.seed, task.subset, task.id, 0)
     specs: dict[str, Optional[ModelSpec]] = {}
     overrides = [f"{args.side}.played_by_person"]
     for role in ("agent", "user", "judge"):  # under the benchmark's protocol, as mua eval runs (plan.py)
-        specs[role], changed = under_protocol(official, role, model_spec(args, role))
+        spec = model_spec(args, role)
+        if role == "user" and args.side == "agent":  # the one named, else the benchmark's own, as in mua eval
+            spec, chosen = user_spec(bench, [task.subset], spec)
+            overrides += chosen
+        specs[role], changed = under_protocol(official, role, spec)
         overrides += changed
     if args.side == "agent" and specs["agent"] is not None:
         raise ConfigError("--agent-model: you play the agent; to play the user against a model, add --as user")
