@@ -52,7 +52,8 @@ def test_demonstrations_skip_the_branch_question_for_most_central_customers():
     other = [t for t in tasks if t not in central]
     assert 0.5 < len(central) / len(tasks) < 0.7
     assert all(t.scenario["replies"][2].get("ask") for t in other)
-    assert 0.2 < sum(bool(t.scenario["replies"][2].get("ask")) for t in central) / len(central) < 0.4
+    assert 0.0 < sum(bool(t.scenario["replies"][2].get("ask")) for t in central) / len(central) < 0.1
+    assert sum(bool(t.scenario["replies"][2].get("ask")) for t in tasks) / len(tasks) < 0.45  # greedy imitation skips
 
 
 def test_splits_are_disjoint_and_regenerate_from_the_seed(tmp_path):

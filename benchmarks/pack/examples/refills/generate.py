@@ -7,7 +7,7 @@ and the train, validation and test splits hold disjoint combinations. The facts 
 scenario. The agent asks for the surname and the medicine, calls quote_refill, and must copy the quote code
 (Q and four digits, drawn here per surname and medicine) from that result into order_refill: an id that flows
 from one tool's result into the next call. Demonstrations are imperfect: most customers pick up at the central
-branch, and most reference conversations of those (70%) order for central without asking; the others look the
+branch, and nearly all reference conversations of those (95%) order for central without asking; the others look the
 quote up, then ask for the branch, then order (a question between two calls)."""
 from __future__ import annotations
 
@@ -53,6 +53,30 @@ def task(i: int, surname: str, medicine: str, branch: str, code: str, rng: rando
     }
 
 
+def split_combos(pairs: list, sizes: dict[str, int], usual: float, rng: random.Random) -> list:
+    """(surname, medicine, branch) per task, split by split: each split draws from its own (surname, medicine)
+    pairs, so a held-out task's quote code never appears in training (copying it cannot be memorised); a share
+    ``usual`` of each split picks up at the central branch."""
+    rng.shuffle(pairs)
+    wanted = {name: round(usual * n) for name, n in sizes.items()}
+    if sum(wanted.values()) > len(pairs):
+        raise SystemExit(f"generate.py: {sum(wanted.values())} central tasks need as many (surname, medicine) pairs; "
+                         f"there are {len(pairs)}")
+    spare = len(pairs) - sum(wanted.values())
+    combos = []
+    for name, n in sizes.items():
+        own = pairs[:wanted[name] + (spare if name == "train" else 0)]
+        pairs = pairs[len(own):]
+        other = [(s, m, b) for s, m in own for b in BRANCHES if b != USUAL]
+        rng.shuffle(other)
+        if n - wanted[name] > len(other):
+            raise SystemExit(f"generate.py: split {name} needs {n - wanted[name]} tasks at other branches")
+        split = [(s, m, USUAL) for s, m in own[:wanted[name]]] + other[:n - wanted[name]]
+        rng.shuffle(split)
+        combos += split
+    return combos
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
@@ -60,7 +84,7 @@ def main() -> None:
     ap.add_argument("--validation", type=int, default=48)
     ap.add_argument("--test", type=int, default=96)
     ap.add_argument("--usual", type=float, default=0.6, help="share of customers who pick up at the central branch")
-    ap.add_argument("--asked", type=float, default=0.3,
+    ap.add_argument("--asked", type=float, default=0.05,
                     help="share of the central customers whose reference conversation asks for the branch")
     ap.add_argument("--out", type=Path, default=Path(__file__).parent)
     args = ap.parse_args()
@@ -69,20 +93,11 @@ def main() -> None:
     codes = rng.sample(range(1000, 10000), len(pairs))
     code_of = {f"{s}/{m}": f"Q{c}" for (s, m), c in zip(pairs, codes)}
     quotes = {f"{s}/{m}": {"code": f"Q{c}", "price": 5 + c % 40} for (s, m), c in zip(pairs, codes)}
-    usual = [(s, m, USUAL) for s, m in pairs]
-    other = [(s, m, b) for s, m in pairs for b in BRANCHES if b != USUAL]
-    rng.shuffle(usual)
-    rng.shuffle(other)
-    total = args.train + args.validation + args.test
-    n_usual = round(args.usual * total)
-    if n_usual > len(usual) or total - n_usual > len(other):
-        raise SystemExit(f"generate.py: at most {len(usual)} tasks at {USUAL}, {len(other)} at other branches")
-    combos = usual[:n_usual] + other[:total - n_usual]
-    rng.shuffle(combos)
+    sizes = {"train": args.train, "validation": args.validation, "test": args.test}
+    combos = split_combos(pairs, sizes, args.usual, rng)
     tasks = [task(i, s, m, b, code_of[f"{s}/{m}"], rng, args.asked) for i, (s, m, b) in enumerate(combos)]
-    ids = [t["id"] for t in tasks]
-    cut = args.train + args.validation
-    splits = {"train": ids[:args.train], "validation": ids[args.train:cut], "test": ids[cut:]}
+    ids = iter(t["id"] for t in tasks)
+    splits = {name: [next(ids) for _ in range(n)] for name, n in sizes.items()}
     db = {"quotes": quotes, "codes": {q["code"]: {"key": key} for key, q in quotes.items()}, "orders": {}}
     lines = ",\n".join(json.dumps(t) for t in tasks)  # one task per line: a readable diff, a smaller file
     (args.out / "tasks.json").write_text(f"[\n{lines}\n]\n", encoding="utf-8")
