@@ -152,3 +152,42 @@ def test_rollout_trims_only_what_trl_reads(tiny_tokenizer, stop_ids, tmp_path):
     assert cut["prompt_ids"] == [e.prompt_ids[-(2 * 3 + 1):] for e in eps]
     assert {k: v for k, v in plain.items() if k != "prompt_ids"} == {k: v for k, v in cut.items()
                                                                       if k != "prompt_ids"}
+
+
+@pytest.mark.slow
+def test_one_grpo_step_through_trl_reads_the_trimmed_prompt_exactly(tmp_path):
+    """A real GRPO step with a windowed policy: the batch at the loss holds the trimmed prompts, and the log-probs
+    TRL computes there equal those of the whole prompt + completion."""
+    from helpers.counter_bench import CounterBenchmark
+    from test_grpo_smoke import _capturing_trainer
+    from transformers import AutoModelForCausalLM
+
+    from mua.harness.models.tiny import build_tiny_checkpoint
+    from mua.training.config import TrainConfig
+    from mua.training.grpo import build_trainer
+
+    policy = build_tiny_checkpoint(tmp_path / "tiny", seed=1, sliding_window=8)
+    bench = CounterBenchmark(n_tasks=2)
+    cfg = TrainConfig(policy=str(policy), output_dir=str(tmp_path / "out"), benchmark="counter", num_generations=2,
+                      batch_size=2, max_steps=1, learning_rate=1e-3, max_turn_tokens=16, max_completion_tokens=48,
+                      save_steps=1, progress=False, allow_scripted_user=True).validate()
+    trainer, rollout = build_trainer(cfg, bench, bench.load_tasks("easy")[:1], trainer_cls=_capturing_trainer())
+    trainer._rollout = rollout
+    window_reach = reach(trainer.model.config)
+    assert window_reach == 2 * 7
+    trainer.train()
+    batch = trainer.batches[0]
+    reference = AutoModelForCausalLM.from_pretrained(policy).eval()  # the weights the first batch was read with
+    episodes = batch["episodes"]
+    assert len(episodes) == batch["completion_ids"].size(0) == 2
+    for ep in episodes:
+        n = len(ep.completion_ids)
+        # the batch row of this episode (TRL may reorder): the one holding its completion
+        r = next(r for r in range(len(episodes)) if batch["completion_ids"][r, :n].tolist() == ep.completion_ids
+                 and not batch["completion_mask"][r, n:].any())
+        assert len(ep.prompt_ids) > window_reach + 1  # the episode keeps its whole prompt ...
+        kept = batch["prompt_ids"][r][batch["prompt_mask"][r].bool()].tolist()
+        assert kept == ep.prompt_ids[-(window_reach + 1):]  # ... TRL reads its last reach + 1 tokens
+        full = _completion_logps(reference, ep.prompt_ids, ep.completion_ids)
+        assert torch.allclose(batch["recomputed"][r, :n], full, rtol=1e-4, atol=1e-4)
+        assert torch.allclose(full, torch.tensor(ep.logprobs), atol=1e-4)  # as the whole episode was sampled
