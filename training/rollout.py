@@ -30,6 +30,7 @@ from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
 
 from .policy import BudgetExhausted, StreamPolicy
+from .window import reach, trim_start
 
 log = logging.getLogger(__name__)
 BUDGET_EXHAUSTED = "budget_exhausted"  # termination of an episode stopped by the policy's token budget
@@ -192,10 +193,15 @@ def _user_turns(view: list[Message]) -> int:
     return sum(1 for m in view if m.role == "user" and m.content)
 
 
-def to_trl(outcomes: list[EpisodeOutcome]) -> dict[str, list]:
-    """The rollout function's return value: TRL's keys plus per-row fields for the reward function."""
+def to_trl(outcomes: list[EpisodeOutcome], window_reach: Optional[int] = None) -> dict[str, list]:
+    """The rollout function's return value: TRL's keys plus per-row fields for the reward function.
+    ``window_reach`` (training/window.py): each prompt without the head its completion's log-probs cannot see."""
     return {
-        "prompt_ids": [o.prompt_ids for o in outcomes],
+        # Why: TRL re-reads prompt + completion only for the completion's log-probs, whose first one comes from the
+        # prompt's last position; a windowed model's logits there cannot see more than `window_reach` tokens back,
+        # so the rest of the prompt is exact to drop (the episodes were played, and are kept, in full). TRL's
+        # num_tokens metric then counts the prompt tokens it actually read.
+        "prompt_ids": [o.prompt_ids[trim_start(len(o.prompt_ids) - 1, window_reach):] for o in outcomes],
         "completion_ids": [o.completion_ids for o in outcomes],
         "logprobs": [o.logprobs for o in outcomes],
         "env_mask": [o.env_mask for o in outcomes],
@@ -358,4 +364,4 @@ class RolloutFunc:
                                  f"reason: {why}), so there is nothing to train on; see the step's episodes in "
                                  f"{Path(trainer.args.output_dir) / 'samples'}. The run is kept up to its last "
                                  "checkpoint")
-        return to_trl(outcomes)
+        return to_trl(outcomes, reach(getattr(getattr(trainer, "model", None), "config", None)))

@@ -20,6 +20,7 @@ from .policy import Budget, Sampling, StreamPolicy
 from .resume import checkpoint_step, checkpoint_to_resume, record_config
 from .sft_config import SFT_CONFIG, SftRunConfig
 from .stopping import SaveOnInterrupt
+from .window import reach, trim
 
 SFT_FIX = "--chat-template hermes (llama3_json or a template FILE also work; config key chat_template)"
 
@@ -56,15 +57,20 @@ def row_stream(row: dict, tokenizer, stop_ids: set[int]) -> TokenStream:
     return policy.live_stream.trimmed()
 
 
-def sft_dataset(rows, tokenizer, stop_ids: set[int]):
-    """A tokenised ``datasets.Dataset`` (input_ids, completion_mask = 1 on the agent's own tokens only)."""
+def sft_dataset(rows, tokenizer, stop_ids: set[int], window_reach: Optional[int] = None):
+    """A tokenised ``datasets.Dataset`` (input_ids, completion_mask = 1 on the agent's own tokens only).
+    ``window_reach`` (training/window.py, for models whose every layer is windowed): the head of each episode that no
+    loss term can see is left out."""
     import datasets
 
     out: dict[str, list[list[int]]] = {"input_ids": [], "completion_mask": []}
     for row in rows:
         s = row_stream(row, tokenizer, stop_ids)
-        out["input_ids"].append(s.ids)
-        out["completion_mask"].append([0] * len(s.prompt_ids) + s.env_mask)
+        # Why: a windowed model's loss cannot see tokens more than `reach` before the first trained one, so
+        # dropping them is exact and spares most of a long system prompt's forward and backward pass.
+        ids, mask = trim(s.ids, [0] * len(s.prompt_ids) + s.env_mask, window_reach)
+        out["input_ids"].append(ids)
+        out["completion_mask"].append(mask)
     return datasets.Dataset.from_dict(out)
 
 
@@ -147,7 +153,8 @@ def build_sft_trainer(cfg: SftRunConfig, rows: list[dict], trainer_cls=None):
 
     model, tokenizer, stop_ids = load_policy(cfg.policy, cfg.model_init_kwargs, cfg.chat_template)
     return atomic(trainer_cls or SFTTrainer)(model=model, args=cfg, processing_class=tokenizer,
-                                             train_dataset=sft_dataset(rows, tokenizer, stop_ids),
+                                             train_dataset=sft_dataset(rows, tokenizer, stop_ids,
+                                                                       reach(getattr(model, "config", None))),
                                              peft_config=cfg.peft_config())
 
 

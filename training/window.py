@@ -1,0 +1,57 @@
+"""Dropping the head of a training sequence that no loss term can see.
+
+In a model whose every layer attends only to the last W tokens (position q sees keys k with q - W < k <= q,
+transformers' sliding-window mask), one layer carries information W - 1 tokens forward, so the logits at
+position p depend only on tokens in [p - L*(W - 1), p] for L layers. With rotary position embeddings (relative)
+and nothing absolute, shifting every position by the same amount leaves those logits unchanged up to float
+rounding. So the tokens more than that reach before the first position whose logits are used can be dropped
+exactly: the loss (and the log-probs TRL re-reads) stay the same, and the training forward pass gets shorter
+(the tiny model's conversations are mostly system prompt, and only the agent's replies carry loss).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+# Model types whose attention, masks and positions were checked against the reasoning above (transformers 5.24:
+# Qwen2 with rotary embeddings and per-layer ``layer_types``). Any other architecture keeps its full sequences.
+VERIFIED_MODEL_TYPES = ("qwen2",)
+OFF_ENV = "MUA_TRIM_TO_WINDOW"  # "0" turns the trimming off (to measure it, or to rule it out)
+
+
+def reach(config: Any) -> Optional[int]:
+    """How many tokens before a position its logits can depend on, when every layer is sliding-window attention
+    with relative (rotary, unscaled) positions; None otherwise (then nothing may be trimmed)."""
+    if os.environ.get(OFF_ENV, "1") == "0":
+        return None
+    if config is None or getattr(config, "model_type", None) not in VERIFIED_MODEL_TYPES:
+        return None
+    window, layers = getattr(config, "sliding_window", None), getattr(config, "num_hidden_layers", None)
+    kinds = getattr(config, "layer_types", None)
+    if not isinstance(window, int) or window < 1 or not isinstance(layers, int) or layers < 1:
+        return None
+    if not kinds or len(kinds) != layers or any(k != "sliding_attention" for k in kinds):
+        return None
+    # rope types other than the plain one may scale with the sequence length (dynamic NTK, ...): not shift-proof
+    rope = getattr(config, "rope_parameters", None) or {}
+    if not isinstance(rope, dict) or rope.get("rope_type", "default") != "default":
+        return None
+    return layers * (window - 1)
+
+
+def trim_start(first_used: int, reach_: Optional[int]) -> int:
+    """The first token to keep when the logits at ``first_used`` (and after) are the first ones read."""
+    if reach_ is None or first_used < 0:
+        return 0
+    return max(0, first_used - reach_)
+
+
+def trim(ids: list[int], mask: list[int], reach_: Optional[int]) -> tuple[list[int], list[int]]:
+    """``ids`` and its loss ``mask`` (1 on tokens that carry loss) without the leading tokens no loss term can
+    see: the loss on token t is read from the logits at t - 1, which depend on tokens from t - 1 - reach on.
+    Unchanged when ``reach_`` is None or nothing carries loss."""
+    first = next((i for i, m in enumerate(mask) if m), None)
+    if reach_ is None or first is None:
+        return ids, mask
+    start = trim_start(first - 1, reach_)
+    return ids[start:], mask[start:]
