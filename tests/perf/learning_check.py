@@ -305,7 +305,8 @@ def one_seed(seed: int, args) -> Seed:
     start = args.policy or build_tiny(folder / "tiny", seed, args)
     mua("sft", "--policy", start, "--dataset", args.out / "gold-dataset", "--output-dir", sft, "--max-steps",
         args.sft_steps, "--learning-rate", args.sft_lr, "--lr-scheduler-type", args.sft_lr_scheduler, "--seed", seed,
-        "--no-progress", *speed_flags(), *(["--chat-template", template] if template else []))
+        "--no-progress", *speed_flags(), *(["--chat-template", template] if template else []),
+        *(["--batch-size", args.sft_batch] if args.sft_batch else []))
     result = Seed(seed)
     if seed == args.first_seed:  # the starting model: once is enough
         result.stages[BEFORE] = Stage(evaluate(start, folder / "eval-before", args, 0.0, 1, template))
@@ -464,7 +465,7 @@ def parse_args(argv: Optional[list[str]] = None):
                          "(default 2 on 2 or more cores)")
     ap.add_argument("--job", default=None, help=argparse.SUPPRESS)  # a worker: PACK:SEED
     ap.add_argument("--smoke", action="store_true",
-                    help="2 SFT and 2 GRPO steps on 4 tasks, one seed: runs, proves nothing")
+                    help="2 SFT steps of 2 episodes and 2 GRPO steps on 4 tasks, one seed: runs, proves nothing")
     ap.add_argument("--policy", type=Path, default=None,
                     help="start every seed from this checkpoint instead of the tiny model (the tiny-shape flags "
                          "--hidden-size, --heads, --sliding-window, --layers, --single-digits are then ignored)")
@@ -477,6 +478,8 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--single-digits", action="store_true", help="tiny tokenizer: one token per digit")
     ap.add_argument("--sft-steps", type=int, default=1200)
     ap.add_argument("--sft-lr", type=float, default=3e-3)
+    ap.add_argument("--sft-batch", type=int, default=None, help="SFT episodes per step (default: TRL's, 8; 2 with "
+                                                                  "--smoke)")
     ap.add_argument("--sft-lr-scheduler", default="linear", choices=("constant", "linear", "cosine"))
     ap.add_argument("--grpo-steps", type=int, default=40)
     ap.add_argument("--grpo-lr", type=float, default=2e-4)
@@ -505,7 +508,7 @@ def parse_args(argv: Optional[list[str]] = None):
     if args.policy is not None:
         args.policy = args.policy.resolve()
     if args.smoke:
-        args.sft_steps, args.grpo_steps, args.group, args.batch = 2, 2, 2, 2
+        args.sft_steps, args.grpo_steps, args.group, args.batch, args.sft_batch = 2, 2, 2, 2, 2
         args.train_tasks, args.eval_tasks, args.max_turn_tokens, args.sampled_trials = 4, 4, 24, 2
     return args
 

@@ -303,7 +303,8 @@ def test_flags_packs_alias_and_smoke_defaults(capsys):
     assert check.parse_args([]).max_turn_tokens == 96 and check.parse_args([]).seeds == 3
     assert check.parse_args(["--pack", "refills"]).packs == "refills"
     smoke = check.parse_args(["--smoke"])
-    assert (smoke.seeds, smoke.sft_steps, smoke.grpo_steps, smoke.eval_tasks) == (1, 2, 2, 4)
+    assert (smoke.seeds, smoke.sft_steps, smoke.sft_batch, smoke.grpo_steps, smoke.eval_tasks) == (1, 2, 2, 2, 4)
+    assert check.parse_args([]).sft_batch is None  # TRL's default
     assert list(check.pack_folders("bookings,refills")) == ["bookings", "refills"]
     assert check.pack_folders(str(SCRIPT.parents[2] / "benchmarks/pack/examples/appointments")) == {
         "appointments": SCRIPT.parents[2] / "benchmarks/pack/examples/appointments"}
