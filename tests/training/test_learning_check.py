@@ -1,5 +1,7 @@
-"""CI smoke of tests/perf/learning_check.py (2 SFT and 2 GRPO steps, 4 tasks: it runs end to end and prints
-its figures; the verdict needs the full run), and its verdict on made-up runs: it can pass and can fail."""
+"""CI smoke of tests/perf/learning_check.py (2 SFT and 2 GRPO steps, 4 tasks, every example pack, one seed: it
+runs end to end, in worker processes, and prints its figures; the verdict needs the full run), the same on the
+real SmolLM2 checkpoint (--policy), and on made-up runs: its verdict can pass and can fail, report.md says what
+is printed, finished jobs are reused, a failed job is named and fails its pack."""
 import importlib.util
 import json
 import subprocess
@@ -21,23 +23,52 @@ def load_script():
     return module
 
 
-@pytest.mark.slow
-def test_smoke_runs_end_to_end(tmp_path):
-    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke", "--seeds", "2"],
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode in (0, 1), done.stderr[-3000:]
-    for line in ("pass^1 (pack bookings, validation split)", "before SFT", " seed 0:", " seed 1:", "SFT",
-                 "GRPO, user in the loop", "GRPO, static user", "RFT (rejection sampling)",
-                 "GRPO, user in the loop - SFT (paired, greedy)", "GRPO, user in the loop - SFT (paired, sampled)",
-                 "GRPO, static user - SFT (paired, greedy)", "RFT (rejection sampling) - SFT (paired, greedy)",
-                 "pooled over 2 seeds: GRPO, user in the loop - SFT (greedy)", "book_table.hour", "asked 'time'",
-                 "gold conversations of split train", "teacher-forced copy, seed 1, SFT: book_table.name",
-                 "verdict: "):
+SMOKE_LINES = ("before SFT", " seed 0:", "SFT", "GRPO, user in the loop", "GRPO, static user",
+               "RFT (rejection sampling)", "GRPO, user in the loop - SFT (paired, greedy)",
+               "GRPO, user in the loop - SFT (paired, sampled)", "GRPO, static user - SFT (paired, greedy)",
+               "RFT (rejection sampling) - SFT (paired, greedy)", "teacher-forced copy, seed 0, SFT: ",
+               "overall verdict: ", "wall time of this command: ")
+
+
+def assert_smoke(done, out: Path, packs: list[str]) -> None:
+    assert done.returncode in (0, 1), (done.stdout[-3000:], done.stderr[-3000:])
+    for line in SMOKE_LINES:
         assert line in done.stdout, (line, done.stdout[-3000:])
-    assert "bookings test" not in done.stdout and "asked for the time" not in done.stdout
-    assert (tmp_path / "learning.png").stat().st_size > 0
-    assert len((tmp_path / "seed-0" / "grpo" / "metrics.jsonl").read_text().splitlines()) == 2
-    assert len((tmp_path / "seed-1" / "grpo-static" / "metrics.jsonl").read_text().splitlines()) == 2
+    for pack in packs:
+        assert f"pass^1 (pack {pack}, validation split)" in done.stdout
+        assert f"learning check: pack {pack}: " in done.stdout  # its budget line
+        assert f"verdict for pack {pack}: " in done.stdout and f"wall time of pack {pack}: " in done.stdout
+        assert (out / pack / "learning.png").stat().st_size > 0
+        assert json.loads((out / pack / "seed-0" / "done.json").read_text())["seed"] == 0
+        assert len((out / pack / "seed-0" / "grpo" / "metrics.jsonl").read_text().splitlines()) == 2
+        assert len((out / pack / "seed-0" / "grpo-static" / "metrics.jsonl").read_text().splitlines()) == 2
+    assert "asked for the time" not in done.stdout
+    report = (out / "report.md").read_text()
+    assert report.splitlines()[3].startswith("python tests/perf/learning_check.py --out ")
+    assert "overall verdict: " in report
+
+
+@pytest.mark.slow
+def test_smoke_runs_every_pack_end_to_end(tmp_path):
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"],
+                          capture_output=True, text=True, timeout=1800)
+    assert_smoke(done, tmp_path, ["bookings", "refills", "appointments"])
+    assert "book_table.hour" in done.stdout and "asked 'time'" in done.stdout  # from the bookings pack's data
+    print(f"smoke, 3 packs x 1 seed: {time.monotonic() - started:.0f} s")
+    again = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"],
+                           capture_output=True, text=True, timeout=600)  # every job finished: reused, none rerun
+    assert "3 finished job(s) reused, 0 to run" in again.stdout and "started" not in again.stdout
+    assert again.returncode == done.returncode
+
+
+@pytest.mark.slow
+def test_smoke_on_the_real_model(smollm2_checkpoint, tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke", "--packs", "bookings",
+                           "--seeds", "1", "--jobs", "1", "--policy", str(smollm2_checkpoint),
+                           "--chat-template", "hermes"], capture_output=True, text=True, timeout=1800)
+    assert_smoke(done, tmp_path, ["bookings"])
+    assert not (tmp_path / "bookings" / "seed-0" / "tiny").exists()  # started from the checkpoint
 
 
 def fake_run(folder: Path, passes: list, trials: int = 1) -> Path:
@@ -55,21 +86,26 @@ def seed(check, n: int, sft: Path, grpo: Path, grpo_dir=None):
     return s
 
 
+def report(check, tmp_path, *seeds, missing=(), tasks=None) -> int:
+    return check.report([check.PackResult("p", "pack p, validation split", list(seeds), list(missing), tasks or {})],
+                        tmp_path, time.monotonic(), "python tests/perf/learning_check.py --packs p")
+
+
 def test_verdict_passes_only_on_a_paired_gain_in_every_seed(tmp_path, capsys):
     check = load_script()
     sft = fake_run(tmp_path / "sft", [1] * 10 + [0] * 30)
     better = fake_run(tmp_path / "better", [1] * 30 + [0] * 10)
     same = fake_run(tmp_path / "same", [1] * 10 + [0] * 30)
-    assert check.report([seed(check, 0, sft, better)], tmp_path, time.monotonic()) == 0
+    assert report(check, tmp_path, seed(check, 0, sft, better)) == 0
     assert "+50.0 points" in capsys.readouterr().out
-    assert check.report([seed(check, 0, sft, same)], tmp_path, time.monotonic()) == 1
-    assert "verdict: FAIL" in capsys.readouterr().out
+    assert report(check, tmp_path, seed(check, 0, sft, same)) == 1
+    assert "verdict for pack p: FAIL" in capsys.readouterr().out
     # one seed without a gain fails the verdict, whatever the others and the pooled figure say
-    assert check.report([seed(check, 0, sft, better), seed(check, 1, sft, better), seed(check, 2, sft, same)],
-                        tmp_path, time.monotonic()) == 1
+    assert report(check, tmp_path, seed(check, 0, sft, better), seed(check, 1, sft, better),
+                  seed(check, 2, sft, same)) == 1
     out = capsys.readouterr().out
     assert "pooled over 3 seeds: GRPO, user in the loop - SFT (greedy): +33.3 points" in out
-    assert "verdict: FAIL" in out and "above zero in 2 of 3 seed(s)" in out
+    assert "verdict for pack p: FAIL" in out and "above zero in 2 of 3 seed(s)" in out
 
 
 def test_no_gradient_is_said_when_no_group_had_a_reward_spread(tmp_path, capsys):
@@ -79,11 +115,11 @@ def test_no_gradient_is_said_when_no_group_had_a_reward_spread(tmp_path, capsys)
     grpo_dir.mkdir()
     (grpo_dir / "metrics.jsonl").write_text("".join(json.dumps({"step": i, "reward": 0.0, "frac_reward_zero_std": 1.0})
                                                     + "\n" for i in (1, 2)))
-    assert check.report([seed(check, 0, sft, sft, grpo_dir)], tmp_path, time.monotonic()) == 1
+    assert report(check, tmp_path, seed(check, 0, sft, sft, grpo_dir)) == 1
     out = capsys.readouterr().out
-    assert "no gradient was taken" in out and "verdict: FAIL (no gradient was taken)" in out
+    assert "no gradient was taken" in out and "verdict for pack p: FAIL (no gradient was taken)" in out
     (grpo_dir / "metrics.jsonl").write_text(json.dumps({"step": 1, "reward": 0.5, "frac_reward_zero_std": 0.5}) + "\n")
-    assert check.report([seed(check, 0, sft, sft, grpo_dir)], tmp_path, time.monotonic()) == 1
+    assert report(check, tmp_path, seed(check, 0, sft, sft, grpo_dir)) == 1
     assert "no gradient" not in capsys.readouterr().out
 
 
@@ -95,7 +131,7 @@ def test_sampled_runs_average_trials_per_task_and_get_their_own_paired_interval(
     sampled_grpo = fake_run(tmp_path / "sg", [1] * 20 + [0] * 20, trials=2)
     s = check.Seed(0, {check.SFT: check.Stage(sft, sampled_sft),
                        check.GRPO: check.Stage(fake_run(tmp_path / "g", [1] * 30 + [0] * 10), sampled_grpo)})
-    assert check.report([s], tmp_path, time.monotonic()) == 0
+    assert report(check, tmp_path, s) == 0
     out = capsys.readouterr().out
     assert "(paired, greedy): +50.0 points" in out and "(paired, sampled): +0.0 points" in out
 
@@ -112,9 +148,20 @@ def test_behaviour_table_is_per_expected_action_and_fact(tmp_path, capsys):
         "task_id": "t0", "reward": 0.0, "error": None,
         "messages": [{"role": "assistant", "content": "What is your name?"},
                      {"role": "assistant", "content": None, "tool_calls": [call]}]}) + "\n")
-    check.behaviour([check.Seed(0, {check.SFT: check.Stage(run)})], {"t0": task})
-    out = capsys.readouterr().out
-    assert "book 0%, book.name 100%, book.hour 0%, asked 'name' 100%, asked 'time' 0%" in out
+    lines = check.behaviour([check.Seed(0, {check.SFT: check.Stage(run)})], {"t0": task})
+    assert "book 0%, book.name 100%, book.hour 0%, asked 'name' 100%, asked 'time' 0%" in lines[1]
+    # the sampled episodes of the same stage beside each greedy share: a tipping point shows
+    sampled = tmp_path / "s"
+    sampled.mkdir()
+    right = {"function": {"name": "book", "arguments": json.dumps({"name": "Vera", "hour": 8})}}
+    (sampled / "episodes.jsonl").write_text("".join(json.dumps({
+        "task_id": "t0", "trial": k, "reward": 1.0, "error": None,
+        "messages": [{"role": "assistant", "content": "What is your name? What time would you like?"},
+                     {"role": "assistant", "content": None, "tool_calls": [c]}]}) + "\n" for k, c in
+        enumerate([call, right, right, right])))
+    lines = check.behaviour([check.Seed(0, {check.SFT: check.Stage(run, sampled)})], {"t0": task})
+    assert ("book 0% (sampled 75%), book.name 100% (sampled 100%), book.hour 0% (sampled 75%), "
+            "asked 'name' 100% (sampled 100%), asked 'time' 0% (sampled 100%)") in lines[1]
 
 
 def test_unscored_and_errored_episodes_are_left_out_and_flagged(tmp_path, capsys):
@@ -125,7 +172,7 @@ def test_unscored_and_errored_episodes_are_left_out_and_flagged(tmp_path, capsys
     rows[0] = json.dumps({"task_id": "t0", "reward": 0.0, "error": "endpoint down"})
     (grpo / "episodes.jsonl").write_text("\n".join(rows) + "\n")
     assert set(check.per_task(grpo)) == {f"t{i}" for i in range(1, 38)}
-    assert check.report([seed(check, 0, sft, grpo)], tmp_path, time.monotonic()) == 0
+    assert report(check, tmp_path, seed(check, 0, sft, grpo)) == 0
     out = capsys.readouterr().out
     assert "n=37" in out and "LEFT OUT: 3 errored or unscored" in out and "over 37 tasks" in out
     assert "  SFT " in out and out.count("LEFT OUT") == 1
@@ -135,9 +182,9 @@ def test_gold_conversations_that_do_not_fit_stop_the_check_before_training(tmp_p
     done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--max-turn-tokens", "16"],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 2, done.stderr[-3000:]
-    assert ("800 of 800 gold conversations of split train do not fit the token budgets (max_turn_tokens 16, "
-            "max_completion_tokens 64): first book-000, a reply of") in done.stdout
-    assert not (tmp_path / "sft").exists() and not (tmp_path / "gold").exists()
+    assert ("learning check: pack bookings: 800 of 800 gold conversations of split train do not fit the token "
+            "budgets (max_turn_tokens 16, max_completion_tokens 64): first book-000, a reply of") in done.stdout
+    assert not (tmp_path / "bookings").exists() and not (tmp_path / "refills").exists()  # no gold, no job
 
 
 class Oracle:
@@ -150,6 +197,9 @@ class Oracle:
         self.generation_config = types.SimpleNamespace(eos_token_id=tokenizer.eos_token_id)
 
     def eval(self):
+        return self
+
+    def to(self, device):
         return self
 
     def __call__(self, ids):
@@ -181,3 +231,117 @@ def test_teacher_forced_copy_accuracy_is_per_argument(tiny_checkpoint, monkeypat
     assert check.teacher_forced_copy(tiny_checkpoint, args) == {
         "quote_refill.surname": 1.0, "quote_refill.medicine": 1.0, "order_refill.quote": 0.0,
         "order_refill.branch": 1.0}
+
+
+def test_report_md_holds_the_printed_figures_and_a_missing_job_fails_its_pack(tmp_path, capsys):
+    check = load_script()
+    sft = fake_run(tmp_path / "sft", [1] * 10 + [0] * 30)
+    better = fake_run(tmp_path / "better", [1] * 30 + [0] * 10)
+    sampled = fake_run(tmp_path / "sampled", [1] * 20 + [0] * 20, trials=2)
+    s0 = check.Seed(0, {check.SFT: check.Stage(sft, sampled), check.GRPO: check.Stage(better, sampled)}, wall_s=60)
+    s1 = check.Seed(1, {check.SFT: check.Stage(sft), check.GRPO: check.Stage(better)}, wall_s=30)
+    packs = [check.PackResult("a", "pack a, test split", [s0, s1]),
+             check.PackResult("b", "pack b, test split", [s0], missing=[1])]
+    assert check.report(packs, tmp_path, time.monotonic(), "python tests/perf/learning_check.py --packs a,b") == 1
+    out, err = capsys.readouterr()
+    md = (tmp_path / "report.md").read_text()
+    assert md.splitlines()[3] == "python tests/perf/learning_check.py --packs a,b"
+    assert "verdict for pack a: PASS" in out and "wall time of pack a: 90 s (the sum of its 2 finished job(s))" in out
+    assert "seed 1: MISSING" in out and "verdict for pack b: FAIL" in out and "missing: seed 1" in out
+    assert "overall verdict: FAIL: 1 of 2 pack(s) pass (a PASS, b FAIL); PASS needs every pack" in out
+    assert "| 0 | GRPO, user in the loop | 75.0 [" in md and "| 1 | MISSING" in md
+    rows = [r for r in md.splitlines() if r.startswith("| 0 | GRPO, user in the loop")]
+    greedy, sampled, g_diff, s_diff = [c.strip() for c in rows[0].split("|")[3:7]]
+    assert f"{greedy} | {sampled}" in out and f"(paired, greedy): {g_diff} over 40 tasks" in out
+    assert f"(paired, sampled): {s_diff} over 40 tasks" in out and g_diff.startswith("+50.0 points")
+    # every number printed in a figure line is in report.md
+    import re
+
+    for line in out.splitlines():
+        if "pooled over" in line or "verdict" in line or "wall time" in line or "[" in line:
+            for number in re.findall(r"[+-]?\d+\.\d", line):
+                assert number in md, (number, line)
+
+
+def test_a_finished_job_is_reused_and_one_with_other_settings_refused(tmp_path, capsys):
+    check = load_script()
+    args = check.parse_args(["--out", str(tmp_path), "--packs", "bookings", "--seeds", "2", "--smoke"])
+    pack_out = tmp_path / "bookings"
+    (pack_out / "seed-0").mkdir(parents=True)
+    run = fake_run(pack_out / "seed-0" / "eval-sft", [1, 0])
+    s = check.Seed(0, {check.SFT: check.Stage(run)}, {check.GRPO: pack_out / "seed-0" / "grpo"},
+                   {check.SFT: {"a.b": 0.5}}, 12.0)
+    check.write_done(s, pack_out, check.settings(args))
+    assert not (pack_out / "seed-0" / "done.tmp").exists()
+    back, recorded = check.read_done(pack_out, 0)
+    assert back == s and recorded == check.settings(args)
+    finished, todo = check.finished_jobs({"bookings": pack_out}, range(0, 2), args)
+    assert list(finished) == [("bookings", 0)] and todo == [("bookings", 1)]
+    other = check.parse_args(["--out", str(tmp_path), "--packs", "bookings", "--smoke", "--grpo-lr", "1e-3"])
+    with pytest.raises(SystemExit) as stop:
+        check.finished_jobs({"bookings": pack_out}, range(0, 2), other)
+    assert stop.value.code == 2 and "other settings (grpo_lr)" in capsys.readouterr().err
+
+
+def test_a_failed_job_is_named_with_its_log_and_the_others_go_on(tmp_path, capsys):
+    check = load_script()
+    args = check.parse_args(["--out", str(tmp_path), "--jobs", "2"])
+    args.argv = ["--out", str(tmp_path), "--no-such-flag"]  # every worker refuses its flags at once
+    (tmp_path / "a" / "seed-0").mkdir(parents=True)
+    (tmp_path / "a" / "seed-0" / "stale").write_text("from a crashed run")
+    failed = check.run_jobs([("a", 0), ("a", 1), ("b", 0)], args)
+    assert sorted(failed) == [("a", 0), ("a", 1), ("b", 0)]
+    err = capsys.readouterr().err
+    assert "pack a, seed 0: FAILED (exit 2)" in err and "pack b, seed 0: FAILED (exit 2)" in err
+    assert "unrecognized arguments: --no-such-flag" in err
+    assert not (tmp_path / "a" / "seed-0" / "stale").exists()  # an unfinished job's folder is cleared
+
+
+def test_flags_packs_alias_and_smoke_defaults(capsys):
+    check = load_script()
+    assert check.parse_args([]).packs == "bookings,refills,appointments"
+    assert check.parse_args([]).max_turn_tokens == 96 and check.parse_args([]).seeds == 3
+    assert check.parse_args(["--pack", "refills"]).packs == "refills"
+    smoke = check.parse_args(["--smoke"])
+    assert (smoke.seeds, smoke.sft_steps, smoke.sft_batch, smoke.grpo_steps, smoke.eval_tasks) == (1, 2, 2, 2, 4)
+    assert check.parse_args([]).sft_batch is None  # TRL's default
+    assert list(check.pack_folders("bookings,refills")) == ["bookings", "refills"]
+    assert check.pack_folders(str(SCRIPT.parents[2] / "benchmarks/pack/examples/appointments")) == {
+        "appointments": SCRIPT.parents[2] / "benchmarks/pack/examples/appointments"}
+    for bad in (["--packs", "nowhere"], ["--packs", "bookings,bookings"], ["--pack", "a", "--packs", "b"],
+                ["--jobs", "0"], ["--chat-template", "hermes"], ["--policy", "/no/such/checkpoint"]):
+        with pytest.raises(SystemExit) as stop:
+            check.pack_folders(check.parse_args(bad).packs)
+        assert stop.value.code == 2, bad
+        assert capsys.readouterr().err.startswith("learning check: "), bad
+
+
+def test_every_training_call_has_no_gradient_checkpointing_and_policy_replaces_the_tiny_model(tmp_path,
+                                                                                                monkeypatch):
+    check = load_script()
+    calls = []
+    monkeypatch.setattr(check, "mua", lambda *argv: calls.append([str(a) for a in argv]))
+    monkeypatch.setattr(check, "teacher_forced_copy", lambda ckpt, args: {})
+    monkeypatch.setattr(check, "episodes", lambda run: [])
+    bookings = SCRIPT.parents[2] / "benchmarks/pack/examples/bookings"
+
+    def job(*flags):
+        calls.clear()
+        args = check.parse_args(["--out", str(tmp_path), "--smoke", *flags])
+        args.pack, args.out = bookings, tmp_path / "bookings"
+        check.one_seed(0, args)
+        return calls
+
+    for argv in job():
+        if argv[0] in ("sft", "train"):
+            assert argv[argv.index("--gradient_checkpointing") + 1] == "false"
+            assert argv[argv.index("--bf16") + 1] == "false"  # no GPU here: float32
+    assert {a[0] for a in calls} >= {"model", "sft", "train", "eval"}
+    policy = tmp_path / "ckpt"
+    policy.mkdir()
+    calls = job("--policy", str(policy), "--chat-template", "hermes")
+    assert not any(a[:2] == ["model", "tiny"] for a in calls)
+    sft = next(a for a in calls if a[0] == "sft")
+    assert sft[sft.index("--policy") + 1] == str(policy) and sft[sft.index("--chat-template") + 1] == "hermes"
+    before = next(a for a in calls if a[0] == "eval" and a[a.index("--out") + 1].endswith("eval-before"))
+    assert before[before.index("--agent-model") + 1] == str(policy) and "--agent-chat-template" in before
