@@ -476,7 +476,7 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--sliding-window", type=int, default=96)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--single-digits", action="store_true", help="tiny tokenizer: one token per digit")
-    ap.add_argument("--sft-steps", type=int, default=600)
+    ap.add_argument("--sft-steps", type=int, default=1200)
     ap.add_argument("--sft-lr", type=float, default=3e-3)
     ap.add_argument("--sft-batch", type=int, default=None, help="SFT episodes per step (default: TRL's, 8; 2 with "
                                                                   "--smoke)")
