@@ -13,6 +13,7 @@ from mua.harness.models.local import stop_ids_for
 from mua.harness.models.parsers import get_parser, parser_for_template
 from mua.harness.models.stream import TemplateSuffixer, stop_text_of
 from mua.harness.models.templates import prepare_tokenizer
+from mua.harness.models.tokenizer import load_tokenizer
 from mua.harness.plan import protocol_record, role_record
 from mua.harness.selection import TaskSelection, read_split_file, select_tasks
 from mua.harness.types import Task
@@ -126,12 +127,12 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     user the config names."""
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
     from trl import GRPOTrainer
 
     check_checkpoint_dir(cfg.policy)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(cfg.policy)
+        tokenizer = load_tokenizer(cfg.policy)
     except Exception as exc:  # transformers raises many kinds here (OSError, ValueError, KeyError, ...)
         raise ConfigError(f"policy {cfg.policy}: cannot load its tokenizer: {type(exc).__name__}: {exc}") from None
     prepare_tokenizer(tokenizer, cfg.policy, cfg.chat_template, fix=TRAIN_FIX)  # the saved policy keeps it

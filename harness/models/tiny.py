@@ -16,11 +16,17 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from .templates import HERMES_TEMPLATE
+from .tokenizer import KEEP_PIPELINE_KEY
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 # Kept as single (non-special) tokens so they survive decoding, as in the models that use this format.
 TOOL_MARKERS = ("<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<tools>", "</tools>")
 VOCAB_SIZE = 1024
+# Digit-place tokens: digit d at place k (0-based) of a number is written as the private-use character
+# DIGIT_PLACE_BASE + 10 k + d, one token each; the decoder writes the digit back. Places past the last stay
+# ordinary digits.
+DIGIT_PLACE_BASE = 0xE000
+DIGIT_PLACES = 8
 
 CHAT_TEMPLATE = HERMES_TEMPLATE  # the tiny model wears mua's Hermes-style template
 
@@ -46,37 +52,69 @@ _CORPUS = [
 ]
 
 
-def _train_tokenizer(single_digits: bool = False):
+def digit_place_char(place: int, digit: int) -> str:
+    return chr(DIGIT_PLACE_BASE + 10 * place + digit)
+
+
+def _digit_place_normalizers(places: int) -> list:
+    """Replace rules writing each digit of a number as its digit-place character. The last place goes first, so
+    that when place k is rewritten the k digits before it are still plain digits; a number's start is anything
+    that is neither a digit nor a place character, so a long number's later digits never restart the count."""
+    from tokenizers import Regex, normalizers
+
+    not_digit = f"[^0-9\\x{{{DIGIT_PLACE_BASE:X}}}-\\x{{{DIGIT_PLACE_BASE + 10 * places - 1:X}}}]"
+    rules = []
+    for place in reversed(range(places)):
+        before = f"(?<=(?:^|{not_digit})[0-9]{{{place}}})"
+        rules += [normalizers.Replace(Regex(before + str(d)), digit_place_char(place, d)) for d in range(10)]
+    return rules
+
+
+def _train_tokenizer(single_digits: bool = False, digit_places: int = 0):
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
     tok.normalizer = normalizers.NFC()  # as Qwen2's tokenizer, which transformers 5 loads this one as
+    if digit_places:
+        tok.normalizer = normalizers.Sequence([normalizers.NFC(), *_digit_place_normalizers(digit_places)])
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     if single_digits:  # every digit its own token: copying an id is then one token per character, as in Llama's
         tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
                                                      pre_tokenizers.ByteLevel(add_prefix_space=False)])
     tok.decoder = decoders.ByteLevel()
+    if digit_places:  # the place characters (added tokens, not byte-level) decode back to their digits
+        tok.decoder = decoders.Sequence([decoders.ByteLevel(), *[
+            decoders.Replace(digit_place_char(p, d), str(d)) for p in range(digit_places) for d in range(10)]])
     trainer = trainers.BpeTrainer(vocab_size=VOCAB_SIZE, special_tokens=[PAD, IM_START, IM_END],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(_CORPUS * 4, trainer=trainer)
     return tok
 
 
-def build_tiny_tokenizer(single_digits: bool = False):
+def build_tiny_tokenizer(single_digits: bool = False, digit_places: int = 0):
     """The tiny model's tokenizer (a ``PreTrainedTokenizerFast``) with its chat template; ``single_digits``:
-    numbers are split into one token per digit."""
+    numbers are split into one token per digit; ``digit_places=N``: the first N digits of every number are tokens
+    that say both the digit and its place in the number (as Abacus embeddings do), so copying an id from a tool
+    result is matching places, which a tiny model learns from a few hundred demonstrations."""
+    from tokenizers import AddedToken
     from transformers import PreTrainedTokenizerFast
 
-    tok = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(single_digits), bos_token=None, eos_token=IM_END,
-                                  pad_token=PAD, clean_up_tokenization_spaces=False, model_max_length=32768)
+    extra = {KEEP_PIPELINE_KEY: True} if digit_places else {}
+    tok = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(single_digits, digit_places), bos_token=None,
+                                  eos_token=IM_END, pad_token=PAD, clean_up_tokenization_spaces=False,
+                                  model_max_length=32768, **extra)
     tok.add_tokens(list(TOOL_MARKERS))
+    if digit_places:  # matched after normalisation, where the place characters are
+        tok.add_tokens([AddedToken(digit_place_char(p, d), normalized=True, special=False)
+                        for p in range(digit_places) for d in range(10)])
     tok.padding_side = "left"
     tok.chat_template = CHAT_TEMPLATE
     return tok
 
 
 def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int = 64, heads: int = 1,
-                          layers: int = 2, sliding_window: int | None = None, single_digits: bool = False) -> Path:
+                          layers: int = 2, sliding_window: int | None = None, single_digits: bool = False,
+                          digit_places: int = 0) -> Path:
     """Write a tiny random causal LM (Qwen2 architecture; by default hidden 64, one head of 64, 2 layers) and its
     tokenizer to ``out_dir``; returns the directory. Runs fully offline.
 
@@ -84,7 +122,9 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
     its attention evenly, so in a conversation behind a long system prompt the few tokens worth copying get a
     vanishing share of the gradient; with a window a tiny model learns to copy what the user said within a few
     hundred steps on a CPU (tests/perf/learning_check.py). ``single_digits`` gives every digit its own token,
-    so that an id copied from a tool result is copied digit by digit (by default BPE merges digit pairs)."""
+    so that an id copied from a tool result is copied digit by digit (by default BPE merges digit pairs);
+    ``digit_places=N`` writes the first N digits of every number as digit-and-place tokens (see
+    :func:`build_tiny_tokenizer`; load such a checkpoint's tokenizer with harness/models/tokenizer.py)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -93,6 +133,8 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
                           "position embeddings pair the dimensions of a head)")
     if sliding_window is not None and sliding_window < 1:
         raise ConfigError(f"the sliding window must be at least 1 token, got {sliding_window}")
+    if not 0 <= digit_places <= 20:
+        raise ConfigError(f"digit places must be between 0 (off) and 20, got {digit_places}")
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out} exists and is not a directory; name a new or existing directory to write the "
@@ -101,7 +143,7 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a parent is a file, no permission, ...
         raise ConfigError(f"cannot create the checkpoint directory {out}: {exc.strerror or exc}") from None
-    tok = build_tiny_tokenizer(single_digits)
+    tok = build_tiny_tokenizer(single_digits, digit_places)
     eos, pad = tok.convert_tokens_to_ids(IM_END), tok.convert_tokens_to_ids(PAD)
     # By default one attention head of 64: vLLM's CPU attention rejects head sizes below 32 (head_dim 16 fails).
     config = Qwen2Config(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,

@@ -51,7 +51,9 @@ class TransformersChatModel(LocalChatModel):
     def __init__(self, path: str | Path, *, device: Optional[str] = None, dtype: Optional[str] = None,
                  **params):
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        from transformers import AutoModelForCausalLM
+
+        from .tokenizer import load_tokenizer
 
         # Every setting is checked before the weights load, so a typo costs no loading time.
         check_local_params(params)
@@ -62,7 +64,7 @@ class TransformersChatModel(LocalChatModel):
         if not (path / "config.json").is_file():
             raise ConfigError(f"{path} is not a checkpoint directory (no config.json); build a test model "
                               "with `mua model tiny DIR` or pass a saved transformers checkpoint")
-        tokenizer = AutoTokenizer.from_pretrained(path)
+        tokenizer = load_tokenizer(path)
         prepare_tokenizer(tokenizer, str(path), params.pop("chat_template", None))  # before the weights load
         torch_dtype = getattr(torch, dtype) if dtype not in (None, "auto") else "auto"
         self.model = AutoModelForCausalLM.from_pretrained(path, dtype=torch_dtype).to(self.device).eval()

@@ -70,11 +70,17 @@ class VllmChatModel(LocalChatModel):
                                                                                   for k in engine_args)):
             raise ConfigError(f"local model parameter engine_args must be an object of vllm.LLM arguments, "
                               f"got {engine_args!r}")
-        vllm = import_vllm()
+        from .tokenizer import keeps_own_pipeline
+
         path = Path(path)
+        if keeps_own_pipeline(path):  # vLLM's engine loads the tokenizer its own way and would drop the pipeline
+            raise ConfigError(f"{path}: its tokenizer (the tiny model's digit-place tokens) loads only with the "
+                              "transformers backend")
+        vllm = import_vllm()
         if not (path / "config.json").is_file():
             raise ConfigError(f"{path} is not a checkpoint directory (no config.json)")
         from transformers import AutoTokenizer
+
         # The template is checked (and replaced) before the engine loads; the engine's tokenizer then wears it.
         template = prepare_tokenizer(AutoTokenizer.from_pretrained(path), str(path),
                                      params.pop("chat_template", None)).chat_template

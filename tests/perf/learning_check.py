@@ -168,16 +168,17 @@ def teacher_forced_copy(ckpt: Path, args) -> dict[str, float]:
     split: the share whose value the model predicts token for token (argmax), given the gold conversation so far.
     The greedy counterpart is the behaviour table's per-argument share."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models.local import stop_ids_for
+    from mua.harness.models.tokenizer import load_tokenizer
     from mua.training.budgets import reply_lengths
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "training"))  # the tests' gold-stream helper
     from gold_warmup import gold_streams
 
-    tokenizer = AutoTokenizer.from_pretrained(ckpt)
+    tokenizer = load_tokenizer(ckpt)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     model = AutoModelForCausalLM.from_pretrained(ckpt).eval().to(device)
     bench = PackBenchmark(args.pack)
@@ -254,16 +255,17 @@ def check_budgets(policy: Path, name: str, args) -> None:
     """Before any training: every gold conversation of the pack's train and evaluation splits fits the reply and
     episode token budgets (training/budgets.py, as `mua train` checks), else one line naming the count and a task
     and exit 2."""
-    from transformers import AutoConfig, AutoTokenizer, GenerationConfig
+    from transformers import AutoConfig, GenerationConfig
 
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.errors import MuaError
     from mua.harness.models.local import stop_ids_for
     from mua.harness.models.templates import prepare_tokenizer
+    from mua.harness.models.tokenizer import load_tokenizer
     from mua.training.budgets import check_gold_budgets
     from mua.training.policy import Budget
 
-    tokenizer = AutoTokenizer.from_pretrained(policy)
+    tokenizer = load_tokenizer(policy)
     try:
         prepare_tokenizer(tokenizer, str(policy), args.chat_template)
     except MuaError as exc:
@@ -282,7 +284,7 @@ def check_budgets(policy: Path, name: str, args) -> None:
 def build_tiny(out: Path, seed: int, args) -> Path:
     mua("model", "tiny", out, "--hidden-size", args.hidden_size, "--heads", args.heads, "--layers", args.layers,
         "--sliding-window", args.sliding_window, "--seed", seed, *(["--single-digits"] if args.single_digits else []),
-        "--overwrite")  # rebuilt on every run (same seed, same bytes)
+        *(["--digit-places", args.digit_places] if args.digit_places else []), "--overwrite")  # rebuilt on every run (same seed, same bytes)
     return out
 
 
@@ -476,6 +478,8 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--sliding-window", type=int, default=96)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--single-digits", action="store_true", help="tiny tokenizer: one token per digit")
+    ap.add_argument("--digit-places", type=int, default=0, metavar="N",
+                    help="tiny tokenizer: the first N digits of a number as digit-and-place tokens (0: off)")
     ap.add_argument("--sft-steps", type=int, default=1200)
     ap.add_argument("--sft-lr", type=float, default=3e-3)
     ap.add_argument("--sft-batch", type=int, default=None, help="SFT episodes per step (default: TRL's, 8; 2 with "

@@ -138,3 +138,60 @@ def test_single_digits_gives_every_digit_its_own_token(tmp_path):
 
     loaded = AutoTokenizer.from_pretrained(tmp_path / "t")
     assert loaded.encode(text) == single.encode(text)
+
+
+def test_digit_places_give_each_digit_of_a_number_a_token_saying_its_place(tmp_path):
+    from mua.harness.cli import main
+    from mua.harness.models.tiny import DIGIT_PLACE_BASE, build_tiny_tokenizer
+    from mua.harness.models.tokenizer import load_tokenizer
+
+    tok = build_tiny_tokenizer(digit_places=8)
+    text = 'quote "Q4994", 12.5 pounds, ref 1234567890, x9'
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    pieces = tok.convert_ids_to_tokens(ids)
+    places = [(ord(p) - DIGIT_PLACE_BASE) for p in pieces if len(p) == 1 and 0 <= ord(p) - DIGIT_PLACE_BASE < 80]
+    # Q4994: 4 at place 0, 9 at 1, 9 at 2, 4 at 3; 12.5: two numbers; 1234567890: eight places, then plain digits
+    assert places[:4] == [4, 19, 29, 34]
+    assert places[4:7] == [1, 12, 5]
+    assert places[7:15] == [1, 12, 23, 34, 45, 56, 67, 78]
+    assert pieces[pieces.index(chr(DIGIT_PLACE_BASE + 78)) + 1:][:2] == ["9", "0"]  # past place 8: plain digits
+    assert places[15:] == [9]
+    assert len(set(tok.encode("Q4994"))) == 5  # Q and four digits: a repeated digit is another token at another place
+
+    assert main(["model", "tiny", str(tmp_path / "t"), "--digit-places", "8"]) == 0
+    loaded = load_tokenizer(tmp_path / "t")
+    assert loaded.encode(text) == ids and loaded.decode(ids) == text
+    from transformers import AutoTokenizer  # why load_tokenizer exists: transformers rebuilds a Qwen2 tokenizer
+
+    assert AutoTokenizer.from_pretrained(tmp_path / "t").encode(text) != ids
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60).map(lambda s: unicodedata.normalize("NFC", s)))
+def test_digit_place_tokenizer_round_trips_text_without_its_place_characters(text):
+    from mua.harness.models.tiny import DIGIT_PLACE_BASE, build_tiny_tokenizer
+
+    text = "".join(c for c in text if not DIGIT_PLACE_BASE <= ord(c) < DIGIT_PLACE_BASE + 80)
+    tok = _digit_place_tokenizer(build_tiny_tokenizer)
+    assert tok.decode(tok(text, add_special_tokens=False)["input_ids"]) == text
+
+
+_CACHED: dict = {}
+
+
+def _digit_place_tokenizer(build):
+    if "tok" not in _CACHED:
+        _CACHED["tok"] = build(digit_places=8)
+    return _CACHED["tok"]
+
+
+def test_a_digit_place_checkpoint_is_refused_by_the_vllm_backend_with_a_clear_error(tmp_path):
+    from mua.harness.errors import ConfigError
+    from mua.harness.models.vllm_backend import VllmChatModel
+
+    build_tiny_checkpoint(tmp_path / "t", digit_places=4)
+    with pytest.raises(ConfigError, match="transformers backend"):
+        VllmChatModel(tmp_path / "t")
+    with pytest.raises(ConfigError, match="between 0"):
+        build_tiny_checkpoint(tmp_path / "u", digit_places=21)
