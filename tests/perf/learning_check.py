@@ -17,7 +17,9 @@ under benchmarks/pack/examples; a name there or a pack folder) and each of ``--s
 Before any job, the parent checks that every gold conversation of each pack's train and evaluation splits fits
 the token budgets (else exit 2) and builds each pack's gold run and gold dataset once (`mua eval --agent gold`,
 `mua export`). The jobs then run in ``--jobs`` worker processes (default 2 on 2 or more cores), each with
-cpu_count // jobs torch threads; SFT and GRPO run in bf16 on a GPU when there is one, else float32.
+cpu_count // jobs torch threads (cpu_count // N when only N < jobs are left to run), the costliest pack's first
+(by the wall time of its jobs already finished in OUT, else by the length of its gold conversations); SFT and
+GRPO run in bf16 on a GPU when there is one, else float32.
 
 Outputs, per pack under OUT/<pack name>/: gold/, gold-dataset/, seed-S/ (each stage's runs and checkpoints,
 job.log, and done.json once the job finished), learning.png. Resumable: re-running the same command skips the
@@ -61,7 +63,7 @@ BEFORE, SFT, GRPO, STATIC, RFT = ("before SFT", "SFT", "GRPO, user in the loop",
                                   "RFT (rejection sampling)")
 METHODS = (GRPO, STATIC, RFT)  # each compared with SFT, paired over tasks
 # flags that do not change what a job computes: a re-run may change them and still reuse finished jobs
-NOT_SETTINGS = {"out", "jobs", "job", "packs", "pack", "seeds", "argv"}
+NOT_SETTINGS = {"out", "jobs", "job", "job_threads", "packs", "pack", "seeds", "argv"}
 
 
 @dataclass
@@ -391,7 +393,7 @@ def run_job(spec: str, packs: dict[str, Path], args) -> int:
     """In a worker process: one (pack, seed) job, ending in its done.json."""
     import torch
 
-    torch.set_num_threads(threads_per_job(args.jobs))
+    torch.set_num_threads(args.job_threads or threads_per_job(args.jobs))
     name, _, seed = spec.rpartition(":")
     started = time.monotonic()
     job_settings = settings(args)
@@ -406,25 +408,33 @@ def threads_per_job(jobs: int) -> int:
     return max(1, (os.cpu_count() or 1) // jobs)
 
 
+def worker_argv(name: str, seed: int, threads: int, args) -> list[str]:
+    """The command of one job's worker: this script again, with the parent's flags."""
+    return [sys.executable, str(Path(__file__).resolve()), *args.argv, "--job", f"{name}:{seed}",
+            "--job-threads", str(threads)]
+
+
 def run_jobs(todo: list[tuple[str, int]], args) -> list[tuple[str, int]]:
     """Runs the (pack, seed) jobs in ``args.jobs`` worker processes (this script again, with --job), each with its
     share of the cores; an unfinished job's folder is cleared first. Returns the jobs that failed, each reported
     with the last lines of its log."""
-    threads = str(threads_per_job(args.jobs))
-    env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
     pending, running, failed = list(todo), {}, []
     try:
         while pending or running:
             while pending and len(running) < args.jobs:
+                # fewer jobs left than --jobs share the cores among themselves: a lone job gets them all
+                threads = threads_per_job(min(args.jobs, len(running) + len(pending)))
+                env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
                 name, seed = pending.pop(0)
                 folder = args.out / name / f"seed-{seed}"
                 shutil.rmtree(folder, ignore_errors=True)  # unfinished: redone from the start
                 folder.mkdir(parents=True)
                 log = open(folder / "job.log", "w")
-                argv = [sys.executable, str(Path(__file__).resolve()), *args.argv, "--job", f"{name}:{seed}"]
-                running[(name, seed)] = (subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env), log,
-                                         time.monotonic())
-                print(f"learning check: pack {name}, seed {seed}: started (log: {folder / 'job.log'})", flush=True)
+                proc = subprocess.Popen(worker_argv(name, seed, threads, args), stdout=log, stderr=subprocess.STDOUT,
+                                        env=env)
+                running[(name, seed)] = (proc, log, time.monotonic())
+                print(f"learning check: pack {name}, seed {seed}: started with {threads} thread(s) "
+                      f"(log: {folder / 'job.log'})", flush=True)
             time.sleep(0.5)
             for (name, seed), (proc, log, t0) in list(running.items()):
                 if proc.poll() is None:
@@ -461,9 +471,10 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="training seeds per pack (default 3; 1 with --smoke): the verdict needs each")
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2 if (os.cpu_count() or 1) >= 2 else 1,
-                    help="(pack, seed) jobs run at once, each in its own process with cpu_count // jobs threads "
-                         "(default 2 on 2 or more cores)")
+                    help="(pack, seed) jobs run at once, each in its own process with cpu_count // jobs threads, or "
+                         "cpu_count // N when only N < jobs are left (default 2 on 2 or more cores)")
     ap.add_argument("--job", default=None, help=argparse.SUPPRESS)  # a worker: PACK:SEED
+    ap.add_argument("--job-threads", type=int, default=None, help=argparse.SUPPRESS)  # a worker's torch threads
     ap.add_argument("--smoke", action="store_true",
                     help="2 SFT steps of 2 episodes and 2 GRPO steps on 4 tasks, one seed: runs, proves nothing")
     ap.add_argument("--policy", type=Path, default=None,
@@ -536,7 +547,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         build_gold(args)
     args.pack, args.out = None, out
     finished, todo = finished_jobs(packs, seeds, args)
-    run_jobs(todo, args)
+    run_jobs(longest_first(todo, out, settings(args)), args)
     for name, seed in todo:
         done = read_done(out / name, seed)
         if done is not None:
@@ -572,6 +583,44 @@ def finished_jobs(packs: dict[str, Path], seeds: range, args) -> tuple[dict[tupl
     if finished:
         print(f"learning check: {len(finished)} finished job(s) reused, {len(todo)} to run", flush=True)
     return finished, todo
+
+
+def longest_first(todo: list[tuple[str, int]], out: Path, job_settings: dict) -> list[tuple[str, int]]:
+    """The jobs to run, the costliest pack's first, so that the last job to finish started early and the tail
+    with idle cores is short; ties keep their order (packs as given, then seeds)."""
+    costs, basis = pack_costs(sorted({name for name, _ in todo}), out, job_settings)
+    order = sorted(todo, key=lambda job: -costs[job[0]])
+    if len(costs) > 1:
+        print(f"learning check: jobs start longest first by {basis}: "
+              f"{', '.join(dict.fromkeys(name for name, _ in order))}", flush=True)
+    return order
+
+
+def pack_costs(names: list[str], out: Path, job_settings: dict) -> tuple[dict[str, float], str]:
+    """Each pack's expected job cost and what it is: the mean wall time of its jobs finished in OUT with these
+    settings when every pack has one (seconds cannot be compared with the proxy), else the proxy, the characters
+    of its gold conversations on the train split (train tasks x mean conversation length)."""
+    measured = {name: measured_wall(out / name, job_settings) for name in names}
+    if all(wall is not None for wall in measured.values()):
+        return {name: float(wall or 0) for name, wall in measured.items()}, "measured wall time"
+    return {name: float(gold_chars(out / name / "gold")) for name in names}, "gold conversation length"
+
+
+def measured_wall(pack_out: Path, job_settings: dict) -> Optional[float]:
+    """The mean wall time of the pack's finished jobs that ran with ``job_settings``, or None when none did."""
+    walls = []
+    for path in sorted(pack_out.glob("seed-*/done.json")):
+        record = json.loads(path.read_text())
+        if record.get("settings") == job_settings:
+            walls.append(float(record["wall_s"]))
+    return sum(walls) / len(walls) if walls else None
+
+
+def gold_chars(gold: Path) -> int:
+    """The characters of every conversation of a gold run (0 when it has none)."""
+    if not (gold / "episodes.jsonl").is_file():
+        return 0
+    return sum(len(json.dumps(r.get("messages") or [])) for r in episodes(gold))
 
 
 def shell_word(word: str) -> str:

@@ -345,3 +345,81 @@ def test_every_training_call_has_no_gradient_checkpointing_and_policy_replaces_t
     assert sft[sft.index("--policy") + 1] == str(policy) and sft[sft.index("--chat-template") + 1] == "hermes"
     before = next(a for a in calls if a[0] == "eval" and a[a.index("--out") + 1].endswith("eval-before"))
     assert before[before.index("--agent-model") + 1] == str(policy) and "--agent-chat-template" in before
+
+
+# A stand-in worker: records its torch threads (the --job-threads it got) and OMP_NUM_THREADS, then finishes its job.
+RECORDING_WORKER = """import json, os, sys, time
+folder = sys.argv[1]
+time.sleep(3 if "slow" in folder else 0)
+open(os.path.join(folder, "threads"), "w").write(sys.argv[2] + " " + os.environ["OMP_NUM_THREADS"])
+open(os.path.join(folder, "done.json"), "w").write("{}")
+"""
+
+
+def fake_workers(check, monkeypatch, body: str) -> None:
+    """Workers that run ``body`` (Python; argv: the job's folder, its threads) instead of a job."""
+    monkeypatch.setattr(check, "worker_argv", lambda name, seed, threads, args: [
+        sys.executable, "-c", body, str(args.out / name / f"seed-{seed}"), str(threads)])
+
+
+def test_jobs_left_fewer_than_jobs_share_all_the_cores(tmp_path, monkeypatch, capsys):
+    check = load_script()
+    fake_workers(check, monkeypatch, RECORDING_WORKER)
+    monkeypatch.setattr(check.os, "cpu_count", lambda: 8)
+
+    def threads(jobs: int, todo: list) -> list[str]:
+        args = check.parse_args(["--out", str(tmp_path / f"{jobs}-{len(todo)}"), "--jobs", str(jobs)])
+        args.argv = []
+        assert check.run_jobs(todo, args) == []
+        return [(args.out / n / f"seed-{s}" / "threads").read_text() for n, s in todo]
+
+    assert threads(2, [("a", 0)]) == ["8 8"]  # the lone job left gets every core, not half of them
+    assert threads(4, [("a", 0), ("a", 1), ("b", 0)]) == ["2 2"] * 3  # 3 left: 8 // 3
+    # as many left as --jobs, or more: 8 // 2; b starts when a is done and slow still runs: 2 left
+    assert threads(2, [("slow", 0), ("a", 0), ("b", 0)]) == ["4 4"] * 3
+    assert "pack a, seed 0: started with 4 thread(s)" in capsys.readouterr().out
+
+
+def test_a_worker_sets_the_threads_it_was_given(tmp_path, monkeypatch):
+    import torch
+
+    check = load_script()
+    args = check.parse_args(["--out", str(tmp_path), "--packs", "bookings", "--jobs", "2"])
+    args.argv = ["--out", str(tmp_path), "--packs", "bookings"]
+    argv = check.worker_argv("bookings", 1, 3, args)
+    assert argv[-4:] == ["--job", "bookings:1", "--job-threads", "3"]
+    worker = check.parse_args(argv[2:])
+    assert check.settings(worker) == check.settings(args)  # the share of the cores is no setting of the job
+    got = []
+    monkeypatch.setattr(torch, "set_num_threads", got.append)
+    monkeypatch.setattr(check, "one_seed", lambda seed, a: check.Seed(seed))
+    (tmp_path / "bookings" / "seed-1").mkdir(parents=True)
+    assert check.run_job("bookings:1", {"bookings": tmp_path}, worker) == 0
+    assert got == [3] and (tmp_path / "bookings" / "seed-1" / "done.json").is_file()
+
+
+def test_the_costliest_pack_starts_first(tmp_path, capsys):
+    check = load_script()
+    job_settings = {"grpo_steps": 24}
+    for name, chars in (("short", 10), ("long", 1000), ("middle", 100)):  # a pack's gold run on the train split
+        (tmp_path / name / "gold").mkdir(parents=True)
+        (tmp_path / name / "gold" / "episodes.jsonl").write_text(
+            json.dumps({"task_id": "t0", "messages": [{"role": "user", "content": "x" * chars}]}) + "\n")
+    todo = [("short", 0), ("short", 1), ("long", 0), ("middle", 0), ("long", 1)]
+    assert check.longest_first(todo, tmp_path, job_settings) == [("long", 0), ("long", 1), ("middle", 0),
+                                                                 ("short", 0), ("short", 1)]
+    assert "jobs start longest first by gold conversation length: long, middle, short" in capsys.readouterr().out
+
+    def finished(name: str, seed: int, wall: float, settings: dict) -> None:
+        (tmp_path / name / f"seed-{seed}").mkdir()
+        (tmp_path / name / f"seed-{seed}" / "done.json").write_text(json.dumps({"wall_s": wall, "settings": settings}))
+
+    finished("short", 5, 900.0, job_settings)
+    finished("long", 5, 100.0, job_settings)
+    # seconds for two packs and characters for the third cannot be compared: the proxy decides
+    assert check.longest_first(todo, tmp_path, job_settings)[0] == ("long", 0)
+    finished("middle", 5, 500.0, job_settings)
+    finished("middle", 6, 9999.0, {"grpo_steps": 2})  # other settings: not this cost
+    assert check.longest_first(todo, tmp_path, job_settings) == [("short", 0), ("short", 1), ("middle", 0),
+                                                                 ("long", 0), ("long", 1)]
+    assert "by measured wall time: short, middle, long" in capsys.readouterr().out
