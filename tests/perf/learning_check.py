@@ -25,6 +25,7 @@ Outputs, per pack under OUT/<pack name>/: gold/, gold-dataset/, seed-S/ (each st
 job.log, and done.json once the job finished), learning.png. Resumable: re-running the same command skips the
 finished jobs (those with a done.json) and clears and redoes an unfinished one, so a crash or Ctrl-C loses only
 the jobs in flight; a job's settings are recorded in its done.json and a re-run with other settings is refused.
+``--job-timeout SECONDS`` kills a job still running after that long (it fails its pack; a re-run redoes it).
 
 The report, per pack: pass^1 per seed and stage with 95% bootstrap intervals as `mua leaderboard` computes them,
 greedy | sampled; each method minus SFT paired over tasks (greedy and sampled), per seed and pooled over seeds;
@@ -48,6 +49,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -63,7 +65,7 @@ BEFORE, SFT, GRPO, STATIC, RFT = ("before SFT", "SFT", "GRPO, user in the loop",
                                   "RFT (rejection sampling)")
 METHODS = (GRPO, STATIC, RFT)  # each compared with SFT, paired over tasks
 # flags that do not change what a job computes: a re-run may change them and still reuse finished jobs
-NOT_SETTINGS = {"out", "jobs", "job", "job_threads", "packs", "pack", "seeds", "argv"}
+NOT_SETTINGS = {"out", "jobs", "job", "job_threads", "job_timeout", "packs", "pack", "seeds", "argv"}
 
 
 @dataclass
@@ -416,46 +418,83 @@ def worker_argv(name: str, seed: int, threads: int, args) -> list[str]:
 
 def run_jobs(todo: list[tuple[str, int]], args) -> list[tuple[str, int]]:
     """Runs the (pack, seed) jobs in ``args.jobs`` worker processes (this script again, with --job), each with its
-    share of the cores; an unfinished job's folder is cleared first. Returns the jobs that failed, each reported
-    with the last lines of its log."""
+    share of the cores; an unfinished job's folder is cleared first; a job past ``--job-timeout`` is killed. Returns
+    the jobs that failed, each reported with the last lines of its log."""
     pending, running, failed = list(todo), {}, []
+    stop_on_sigterm = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the finally below stops the jobs
     try:
         while pending or running:
             while pending and len(running) < args.jobs:
                 # fewer jobs left than --jobs share the cores among themselves: a lone job gets them all
                 threads = threads_per_job(min(args.jobs, len(running) + len(pending)))
-                env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
                 name, seed = pending.pop(0)
-                folder = args.out / name / f"seed-{seed}"
-                shutil.rmtree(folder, ignore_errors=True)  # unfinished: redone from the start
-                folder.mkdir(parents=True)
-                log = open(folder / "job.log", "w")
-                proc = subprocess.Popen(worker_argv(name, seed, threads, args), stdout=log, stderr=subprocess.STDOUT,
-                                        env=env)
-                running[(name, seed)] = (proc, log, time.monotonic())
-                print(f"learning check: pack {name}, seed {seed}: started with {threads} thread(s) "
-                      f"(log: {folder / 'job.log'})", flush=True)
+                running[(name, seed)] = start_job(name, seed, threads, args)
             time.sleep(0.5)
             for (name, seed), (proc, log, t0) in list(running.items()):
+                late = False
                 if proc.poll() is None:
-                    continue
+                    if not args.job_timeout or time.monotonic() - t0 <= args.job_timeout:
+                        continue
+                    stop(proc, signal.SIGKILL)
+                    late = True
                 log.close()
                 del running[(name, seed)]
-                folder = args.out / name / f"seed-{seed}"
-                if proc.returncode == 0 and (folder / "done.json").is_file():
-                    print(f"learning check: pack {name}, seed {seed}: done in {time.monotonic() - t0:.0f} s", flush=True)
-                    continue
-                failed.append((name, seed))
-                tail = "\n".join("    " + line for line in (folder / "job.log").read_text(errors="replace")
-                                 .splitlines()[-15:])
-                print(f"learning check: pack {name}, seed {seed}: FAILED (exit {proc.returncode}); the other jobs go "
-                      f"on. The end of {folder / 'job.log'}:\n{tail}", file=sys.stderr, flush=True)
+                if not job_ended(name, seed, proc.returncode, t0, late, args):
+                    failed.append((name, seed))
     finally:
         for proc, log, _ in running.values():  # interrupted: stop the jobs in flight (redone on the next run)
-            proc.terminate()
-            proc.wait()
+            stop(proc, signal.SIGTERM)
             log.close()
+        signal.signal(signal.SIGTERM, stop_on_sigterm)
     return failed
+
+
+def start_job(name: str, seed: int, threads: int, args) -> tuple[subprocess.Popen, Any, float]:
+    """Clears the job's folder and starts its worker in a process group of its own, so that a kill reaches every
+    process it started; (the worker, its open log, its start time)."""
+    folder = args.out / name / f"seed-{seed}"
+    shutil.rmtree(folder, ignore_errors=True)  # unfinished: redone from the start
+    folder.mkdir(parents=True)
+    log = open(folder / "job.log", "w")
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    proc = subprocess.Popen(worker_argv(name, seed, threads, args), stdout=log, stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True)
+    print(f"learning check: pack {name}, seed {seed}: started with {threads} thread(s) (log: {folder / 'job.log'})",
+          flush=True)
+    return proc, log, time.monotonic()
+
+
+def job_ended(name: str, seed: int, code: int, t0: float, late: bool, args) -> bool:
+    """Reports a worker that ended (or was killed when ``late``); whether its job finished."""
+    folder = args.out / name / f"seed-{seed}"
+    if late:
+        (folder / "done.json").unlink(missing_ok=True)  # killed: unfinished whatever it wrote, redone next time
+        print(f"learning check: pack {name}, seed {seed}: FAILED: still running after --job-timeout "
+              f"{args.job_timeout:g} s, so killed; the other jobs go on, and the next run redoes it (log: "
+              f"{folder / 'job.log'})", file=sys.stderr, flush=True)
+        return False
+    if code == 0 and (folder / "done.json").is_file():
+        print(f"learning check: pack {name}, seed {seed}: done in {time.monotonic() - t0:.0f} s", flush=True)
+        return True
+    tail = "\n".join("    " + line for line in (folder / "job.log").read_text(errors="replace").splitlines()[-15:])
+    print(f"learning check: pack {name}, seed {seed}: FAILED (exit {code}); the other jobs go on. The end of "
+          f"{folder / 'job.log'}:\n{tail}", file=sys.stderr, flush=True)
+    return False
+
+
+def stop(proc: subprocess.Popen, sig: int, grace: float = 10.0) -> None:
+    """Sends ``sig`` to a worker's process group, then SIGKILL if it still runs after ``grace`` seconds; waits for
+    it, but never forever (a process stuck in the kernel may outlive even SIGKILL for a while)."""
+    for send in (sig, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, send)
+        except ProcessLookupError:  # the group is gone already
+            pass
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def parse_args(argv: Optional[list[str]] = None):
@@ -473,6 +512,9 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--jobs", type=int, default=2 if (os.cpu_count() or 1) >= 2 else 1,
                     help="(pack, seed) jobs run at once, each in its own process with cpu_count // jobs threads, or "
                          "cpu_count // N when only N < jobs are left (default 2 on 2 or more cores)")
+    ap.add_argument("--job-timeout", type=float, default=0, metavar="SECONDS",
+                    help="kill a job still running after this many seconds (with every process it started): it "
+                         "fails its pack, and a re-run redoes it (default 0: no limit)")
     ap.add_argument("--job", default=None, help=argparse.SUPPRESS)  # a worker: PACK:SEED
     ap.add_argument("--job-threads", type=int, default=None, help=argparse.SUPPRESS)  # a worker's torch threads
     ap.add_argument("--smoke", action="store_true",
@@ -506,8 +548,8 @@ def parse_args(argv: Optional[list[str]] = None):
     args = ap.parse_args(argv)
     if args.seeds is None:
         args.seeds = 1 if args.smoke else 3
-    if args.seeds < 1 or args.sampled_trials < 0 or args.jobs < 1:
-        refuse("--seeds and --jobs must be at least 1 and --sampled-trials at least 0")
+    if args.seeds < 1 or args.sampled_trials < 0 or args.jobs < 1 or not args.job_timeout >= 0:
+        refuse("--seeds and --jobs must be at least 1, --sampled-trials and --job-timeout at least 0")
     if args.pack and args.packs:
         refuse("--pack is --packs with one pack: give one of them")
     if args.policy is not None and not args.policy.is_dir():

@@ -423,3 +423,58 @@ def test_the_costliest_pack_starts_first(tmp_path, capsys):
     assert check.longest_first(todo, tmp_path, job_settings) == [("short", 0), ("short", 1), ("middle", 0),
                                                                  ("long", 0), ("long", 1)]
     assert "by measured wall time: short, middle, long" in capsys.readouterr().out
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_job_past_its_time_limit_is_killed_with_its_children_and_left_unfinished(tmp_path, monkeypatch, capsys):
+    check = load_script()
+    # a stuck worker that started a child of its own and wrote done.json early: the limit kills both
+    fake_workers(check, monkeypatch, """import os, subprocess, sys, time
+folder = sys.argv[1]
+if "stuck" in folder:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    open(os.path.join(folder, "child"), "w").write(str(child.pid))
+    open(os.path.join(folder, "done.json"), "w").write("{}")
+    time.sleep(120)
+open(os.path.join(folder, "done.json"), "w").write("{}")
+""")
+    args = check.parse_args(["--out", str(tmp_path), "--jobs", "2", "--job-timeout", "2"])
+    args.argv = []
+    started = time.monotonic()
+    assert check.run_jobs([("stuck", 0), ("quick", 0)], args) == [("stuck", 0)]
+    assert time.monotonic() - started < 30
+    out, err = capsys.readouterr()
+    assert "pack stuck, seed 0: FAILED: still running after --job-timeout 2 s, so killed" in err
+    assert "pack quick, seed 0: done in" in out
+    assert not (tmp_path / "stuck" / "seed-0" / "done.json").exists()  # unfinished: the next run redoes it
+    child = int((tmp_path / "stuck" / "seed-0" / "child").read_text())
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(child)
+    # no limit (the default, 0): a job may take its time
+    assert check.parse_args([]).job_timeout == 0
+    assert check.settings(check.parse_args(["--job-timeout", "60"])) == check.settings(check.parse_args([]))
+    with pytest.raises(SystemExit) as stop:
+        check.parse_args(["--job-timeout", "-1"])
+    assert stop.value.code == 2
+
+
+def test_stopping_a_worker_that_ignores_sigterm_does_not_wait_forever():
+    import signal
+
+    check = load_script()
+    proc = subprocess.Popen([sys.executable, "-c", "import signal, sys, time; signal.signal(signal.SIGTERM, "
+                             "signal.SIG_IGN); print('ready', flush=True); time.sleep(120)"],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout.readline() == "ready\n"
+    started = time.monotonic()
+    check.stop(proc, signal.SIGTERM, grace=1.0)
+    assert proc.returncode == -signal.SIGKILL and time.monotonic() - started < 10
