@@ -26,6 +26,8 @@ job.log, and done.json once the job finished), learning.png. Resumable: re-runni
 finished jobs (those with a done.json) and clears and redoes an unfinished one, so a crash or Ctrl-C loses only
 the jobs in flight; a job's settings are recorded in its done.json and a re-run with other settings is refused.
 ``--job-timeout SECONDS`` kills a job still running after that long (it fails its pack; a re-run redoes it).
+Since it clears folders, the check marks OUT as its own (OUT/.mua-learning-check) and refuses a non-empty --out
+without that mark.
 
 The report, per pack: pass^1 per seed and stage with 95% bootstrap intervals as `mua leaderboard` computes them,
 greedy | sampled; each method minus SFT paired over tasks (greedy and sampled), per seed and pooled over seeds;
@@ -36,7 +38,7 @@ its wall time (the sum of its jobs'). Then the command's wall time and the overa
 to OUT/report.md (markdown, headed by the command). A pack passes when, for every seed, the paired greedy 95%
 interval of GRPO with the user in the loop minus SFT is above zero ("no gradient was taken" is said when no GRPO
 group ever had a reward spread); a job that failed or is missing fails its pack. Exit 0 only when every pack
-passes, 1 otherwise, 2 for a bad flag or a gold conversation over the token budgets.
+passes, 1 otherwise, 2 for a bad flag or --out, or a gold conversation over the token budgets.
 
     python tests/perf/learning_check.py --out /tmp/learning-check                  # tune: validation split
     python tests/perf/learning_check.py --out /tmp/learning-check --split test     # report once
@@ -65,6 +67,8 @@ BEFORE, SFT, GRPO, STATIC, RFT = ("before SFT", "SFT", "GRPO, user in the loop",
                                   "RFT (rejection sampling)")
 METHODS = (GRPO, STATIC, RFT)  # each compared with SFT, paired over tasks
 # flags that do not change what a job computes: a re-run may change them and still reuse finished jobs
+# OUT's marker and its format: the check clears unfinished job folders only in a folder that carries it
+MARKER, FORMAT = ".mua-learning-check", 1
 NOT_SETTINGS = {"out", "jobs", "job", "job_threads", "job_timeout", "packs", "pack", "seeds", "argv"}
 
 
@@ -400,10 +404,31 @@ def run_job(spec: str, packs: dict[str, Path], args) -> int:
     started = time.monotonic()
     job_settings = settings(args)
     args.pack, args.out = packs[name], args.out / name
-    result = one_seed(int(seed), args)
+    try:
+        result = one_seed(int(seed), args)
+    except Exception as exc:  # the traceback, then one line the parent shows: the log's last
+        import traceback
+
+        traceback.print_exc()
+        return job_failed(name, seed, f"{type(exc).__name__}: {exc}")
+    except SystemExit as exc:  # a `mua` step that exited non-zero says so in its message
+        if not isinstance(exc.code, str):
+            raise
+        return job_failed(name, seed, exc.code)
     result.wall_s = time.monotonic() - started
     write_done(result, args.out, job_settings)
     return 0
+
+
+def job_failed(name: str, seed: str, why: str) -> int:
+    lines = why.strip().splitlines()
+    print(f"{failure_line(name, seed)}{lines[0] if lines else '(no message)'}", file=sys.stderr, flush=True)
+    return 1
+
+
+def failure_line(name: str, seed) -> str:
+    """How a worker's last line starts when its job crashed."""
+    return f"job {name} seed {seed} failed: "
 
 
 def threads_per_job(jobs: int) -> int:
@@ -420,6 +445,7 @@ def run_jobs(todo: list[tuple[str, int]], args) -> list[tuple[str, int]]:
     """Runs the (pack, seed) jobs in ``args.jobs`` worker processes (this script again, with --job), each with its
     share of the cores; an unfinished job's folder is cleared first; a job past ``--job-timeout`` is killed. Returns
     the jobs that failed, each reported with the last lines of its log."""
+    check_job_folders(todo, args.out)
     pending, running, failed = list(todo), {}, []
     stop_on_sigterm = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the finally below stops the jobs
     try:
@@ -449,6 +475,37 @@ def run_jobs(todo: list[tuple[str, int]], args) -> list[tuple[str, int]]:
     return failed
 
 
+def check_job_folders(todo: list[tuple[str, int]], out: Path) -> None:
+    """Before any is cleared: every unfinished job folder must be one this check made (under a marked OUT, and
+    holding the job.log written first thing when a job starts, or nothing), else one line and exit 2."""
+    if not (out / MARKER).is_file():
+        refuse(f"{out} holds no {MARKER}: not a learning check's output folder, so nothing in it is cleared")
+    for name, seed in todo:
+        folder = out / name / f"seed-{seed}"
+        if folder.exists() and (not folder.is_dir() or (any(folder.iterdir()) and not (folder / "job.log").is_file())):
+            refuse(f"{folder} is not a learning check's job folder (it has no job.log), so it is not cleared: move "
+                   f"it away, or use another --out")
+
+
+def claim_out(out: Path) -> None:
+    """Makes sure OUT is this check's before anything is written or deleted there: a new or empty folder gets the
+    marker; a non-empty one without it is refused (exit 2): unfinished job folders in OUT get cleared, and nothing
+    that is not the check's own may be."""
+    marker = out / MARKER
+    if marker.is_file():
+        found = marker.read_text(errors="replace").strip()
+        if found != f"format {FORMAT}":
+            refuse(f"{out} was written by another version of the learning check ({MARKER} says {found[:40]!r}, this "
+                   f"one writes 'format {FORMAT}'): use another --out")
+        return
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        refuse(f"--out {out} is not empty and holds no {MARKER}, so it may not be a learning check's output folder "
+               f"(the check clears unfinished job folders there): use another --out, or, for a learning check's "
+               f"output from before the marker, create it: echo 'format {FORMAT}' > {marker}")
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomically(marker, f"format {FORMAT}\n")
+
+
 def start_job(name: str, seed: int, threads: int, args) -> tuple[subprocess.Popen, Any, float]:
     """Clears the job's folder and starts its worker in a process group of its own, so that a kill reaches every
     process it started; (the worker, its open log, its start time)."""
@@ -476,8 +533,10 @@ def job_ended(name: str, seed: int, code: int, t0: float, late: bool, args) -> b
     if code == 0 and (folder / "done.json").is_file():
         print(f"learning check: pack {name}, seed {seed}: done in {time.monotonic() - t0:.0f} s", flush=True)
         return True
-    tail = "\n".join("    " + line for line in (folder / "job.log").read_text(errors="replace").splitlines()[-15:])
-    print(f"learning check: pack {name}, seed {seed}: FAILED (exit {code}); the other jobs go on. The end of "
+    lines = (folder / "job.log").read_text(errors="replace").splitlines()
+    tail = "\n".join("    " + line for line in lines[-15:])
+    why = next((f": {line}" for line in reversed(lines) if line.startswith(failure_line(name, seed))), "")
+    print(f"learning check: pack {name}, seed {seed}: FAILED (exit {code}){why}; the other jobs go on. The end of "
           f"{folder / 'job.log'}:\n{tail}", file=sys.stderr, flush=True)
     return False
 
@@ -572,6 +631,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     packs = pack_folders(args.packs)
     if args.job:
         return run_job(args.job, packs, args)
+    claim_out(args.out)
     import torch
 
     torch.set_num_threads(threads_per_job(1))

@@ -287,7 +287,9 @@ def test_a_failed_job_is_named_with_its_log_and_the_others_go_on(tmp_path, capsy
     check = load_script()
     args = check.parse_args(["--out", str(tmp_path), "--jobs", "2"])
     args.argv = ["--out", str(tmp_path), "--no-such-flag"]  # every worker refuses its flags at once
+    check.claim_out(tmp_path)
     (tmp_path / "a" / "seed-0").mkdir(parents=True)
+    (tmp_path / "a" / "seed-0" / "job.log").write_text("from a crashed run")
     (tmp_path / "a" / "seed-0" / "stale").write_text("from a crashed run")
     failed = check.run_jobs([("a", 0), ("a", 1), ("b", 0)], args)
     assert sorted(failed) == [("a", 0), ("a", 1), ("b", 0)]
@@ -370,6 +372,7 @@ def test_jobs_left_fewer_than_jobs_share_all_the_cores(tmp_path, monkeypatch, ca
     def threads(jobs: int, todo: list) -> list[str]:
         args = check.parse_args(["--out", str(tmp_path / f"{jobs}-{len(todo)}"), "--jobs", str(jobs)])
         args.argv = []
+        check.claim_out(args.out)
         assert check.run_jobs(todo, args) == []
         return [(args.out / n / f"seed-{s}" / "threads").read_text() for n, s in todo]
 
@@ -447,6 +450,7 @@ open(os.path.join(folder, "done.json"), "w").write("{}")
 """)
     args = check.parse_args(["--out", str(tmp_path), "--jobs", "2", "--job-timeout", "2"])
     args.argv = []
+    check.claim_out(tmp_path)
     started = time.monotonic()
     assert check.run_jobs([("stuck", 0), ("quick", 0)], args) == [("stuck", 0)]
     assert time.monotonic() - started < 30
@@ -478,3 +482,78 @@ def test_stopping_a_worker_that_ignores_sigterm_does_not_wait_forever():
     started = time.monotonic()
     check.stop(proc, signal.SIGTERM, grace=1.0)
     assert proc.returncode == -signal.SIGKILL and time.monotonic() - started < 10
+
+
+def listing(folder: Path) -> list[tuple[str, str]]:
+    return sorted((str(p.relative_to(folder)), p.read_text() if p.is_file() else "") for p in folder.rglob("*"))
+
+
+def test_a_folder_that_is_not_the_checks_own_is_never_written_or_cleared(tmp_path, capsys):
+    check = load_script()
+    theirs = tmp_path / "theirs"
+    (theirs / "bookings" / "seed-0").mkdir(parents=True)
+    (theirs / "bookings" / "seed-0" / "thesis.tex").write_text("four years of work")
+    before = listing(theirs)
+    with pytest.raises(SystemExit) as stop:  # before any model, gold run or job
+        check.main(["--out", str(theirs), "--packs", "bookings", "--smoke"])
+    assert stop.value.code == 2 and listing(theirs) == before
+    err = capsys.readouterr().err
+    assert err.startswith(f"learning check: --out {theirs} is not empty and holds no .mua-learning-check")
+    assert err.count("\n") == 1
+    args = check.parse_args(["--out", str(theirs)])
+    with pytest.raises(SystemExit) as stop:  # run_jobs itself clears nothing in an unmarked folder
+        check.run_jobs([("bookings", 0)], args)
+    assert stop.value.code == 2 and listing(theirs) == before
+    # a new or empty folder becomes the check's; claiming it again is fine
+    ours = tmp_path / "ours"
+    check.claim_out(ours)
+    assert (ours / ".mua-learning-check").read_text() == "format 1\n"
+    check.claim_out(ours)
+    # even in a marked folder, a job folder the check did not make (no job.log) is left alone
+    (ours / "bookings" / "seed-0").mkdir(parents=True)
+    (ours / "bookings" / "seed-0" / "notes.txt").write_text("mine")
+    args = check.parse_args(["--out", str(ours)])
+    with pytest.raises(SystemExit) as stop:
+        check.run_jobs([("bookings", 0)], args)
+    assert stop.value.code == 2 and (ours / "bookings" / "seed-0" / "notes.txt").read_text() == "mine"
+    assert "seed-0 is not a learning check's job folder (it has no job.log)" in capsys.readouterr().err
+    (ours / ".mua-learning-check").write_text("format 99\n")  # a later version's folder
+    with pytest.raises(SystemExit) as stop:
+        check.claim_out(ours)
+    assert stop.value.code == 2 and "another version of the learning check" in capsys.readouterr().err
+
+
+def test_a_crashed_job_ends_its_log_with_one_line_the_parent_shows(tmp_path, monkeypatch, capsys):
+    check = load_script()
+    args = check.parse_args(["--out", str(tmp_path), "--packs", "bookings"])
+
+    def crash(seed, a):
+        raise ValueError("no such column: 'hour'\nsecond line")
+
+    monkeypatch.setattr(check, "one_seed", crash)
+    (tmp_path / "bookings" / "seed-0").mkdir(parents=True)
+    assert check.run_job("bookings:0", {"bookings": tmp_path}, args) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "Traceback (most recent call last):"
+    assert err[-1] == "job bookings seed 0 failed: ValueError: no such column: 'hour'"
+    assert not (tmp_path / "bookings" / "seed-0" / "done.json").exists()
+
+    def step_failed(seed, a):
+        raise SystemExit("learning check: `mua sft ...` exited 2")
+
+    monkeypatch.setattr(check, "one_seed", step_failed)
+    assert check.run_job("bookings:0", {"bookings": tmp_path}, check.parse_args(["--out", str(tmp_path)])) == 1
+    assert capsys.readouterr().err == "job bookings seed 0 failed: learning check: `mua sft ...` exited 2\n"
+    # the parent names the failure in its FAILED line, the log's end below it
+    fake_workers(check, monkeypatch, """import sys
+print("Traceback (most recent call last):\\n  ...\\nValueError: boom", file=sys.stderr)
+print("job a seed 0 failed: ValueError: boom", file=sys.stderr)
+sys.exit(1)
+""")
+    out = tmp_path / "parent"
+    check.claim_out(out)
+    args = check.parse_args(["--out", str(out)])
+    args.argv = []
+    assert check.run_jobs([("a", 0)], args) == [("a", 0)]
+    err = capsys.readouterr().err
+    assert "learning check: pack a, seed 0: FAILED (exit 1): job a seed 0 failed: ValueError: boom; the other" in err
