@@ -468,10 +468,10 @@ def run_jobs(todo: list[tuple[str, int]], args) -> list[tuple[str, int]]:
                 if not job_ended(name, seed, proc.returncode, t0, late, args):
                     failed.append((name, seed))
     finally:
+        signal.signal(signal.SIGTERM, stop_on_sigterm)  # a second SIGTERM ends this process at once
         for proc, log, _ in running.values():  # interrupted: stop the jobs in flight (redone on the next run)
             stop(proc, signal.SIGTERM)
             log.close()
-        signal.signal(signal.SIGTERM, stop_on_sigterm)
     return failed
 
 
