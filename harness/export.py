@@ -119,4 +119,12 @@ def write_dataset(rows: list[dict], out: Path, fmt: str) -> None:
         import datasets
     except ImportError:
         raise ConfigError("--format datasets needs the datasets package: pip install -e '.[train]'") from None
-    datasets.Dataset.from_list(rows).save_to_disk(str(out))
+    # no "Saving the dataset" bars (carriage returns in every log; `mua export` prints its own line), and
+    # datasets' setting as it was afterwards: the caller may be a longer-lived process
+    bars_were_off = datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        datasets.Dataset.from_list(rows).save_to_disk(str(out))
+    finally:
+        if not bars_were_off:
+            datasets.enable_progress_bars()

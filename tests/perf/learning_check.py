@@ -17,12 +17,17 @@ under benchmarks/pack/examples; a name there or a pack folder) and each of ``--s
 Before any job, the parent checks that every gold conversation of each pack's train and evaluation splits fits
 the token budgets (else exit 2) and builds each pack's gold run and gold dataset once (`mua eval --agent gold`,
 `mua export`). The jobs then run in ``--jobs`` worker processes (default 2 on 2 or more cores), each with
-cpu_count // jobs torch threads; SFT and GRPO run in bf16 on a GPU when there is one, else float32.
+cpu_count // jobs torch threads (cpu_count // N when only N < jobs are left to run), the costliest pack's first
+(by the wall time of its jobs already finished in OUT, else by the length of its gold conversations); SFT and
+GRPO run in bf16 on a GPU when there is one, else float32.
 
 Outputs, per pack under OUT/<pack name>/: gold/, gold-dataset/, seed-S/ (each stage's runs and checkpoints,
 job.log, and done.json once the job finished), learning.png. Resumable: re-running the same command skips the
 finished jobs (those with a done.json) and clears and redoes an unfinished one, so a crash or Ctrl-C loses only
 the jobs in flight; a job's settings are recorded in its done.json and a re-run with other settings is refused.
+``--job-timeout SECONDS`` kills a job still running after that long (it fails its pack; a re-run redoes it).
+Since it clears folders, the check marks OUT as its own (OUT/.mua-learning-check) and refuses a non-empty --out
+without that mark.
 
 The report, per pack: pass^1 per seed and stage with 95% bootstrap intervals as `mua leaderboard` computes them,
 greedy | sampled; each method minus SFT paired over tasks (greedy and sampled), per seed and pooled over seeds;
@@ -33,7 +38,7 @@ its wall time (the sum of its jobs'). Then the command's wall time and the overa
 to OUT/report.md (markdown, headed by the command). A pack passes when, for every seed, the paired greedy 95%
 interval of GRPO with the user in the loop minus SFT is above zero ("no gradient was taken" is said when no GRPO
 group ever had a reward spread); a job that failed or is missing fails its pack. Exit 0 only when every pack
-passes, 1 otherwise, 2 for a bad flag or a gold conversation over the token budgets.
+passes, 1 otherwise, 2 for a bad flag or --out, or a gold conversation over the token budgets.
 
     python tests/perf/learning_check.py --out /tmp/learning-check                  # tune: validation split
     python tests/perf/learning_check.py --out /tmp/learning-check --split test     # report once
@@ -46,6 +51,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -61,7 +67,9 @@ BEFORE, SFT, GRPO, STATIC, RFT = ("before SFT", "SFT", "GRPO, user in the loop",
                                   "RFT (rejection sampling)")
 METHODS = (GRPO, STATIC, RFT)  # each compared with SFT, paired over tasks
 # flags that do not change what a job computes: a re-run may change them and still reuse finished jobs
-NOT_SETTINGS = {"out", "jobs", "job", "packs", "pack", "seeds", "argv"}
+# OUT's marker and its format: the check clears unfinished job folders only in a folder that carries it
+MARKER, FORMAT = ".mua-learning-check", 1
+NOT_SETTINGS = {"out", "jobs", "job", "job_threads", "job_timeout", "packs", "pack", "seeds", "argv"}
 
 
 @dataclass
@@ -393,61 +401,161 @@ def run_job(spec: str, packs: dict[str, Path], args) -> int:
     """In a worker process: one (pack, seed) job, ending in its done.json."""
     import torch
 
-    torch.set_num_threads(threads_per_job(args.jobs))
+    torch.set_num_threads(args.job_threads or threads_per_job(args.jobs))
     name, _, seed = spec.rpartition(":")
     started = time.monotonic()
     job_settings = settings(args)
     args.pack, args.out = packs[name], args.out / name
-    result = one_seed(int(seed), args)
+    try:
+        result = one_seed(int(seed), args)
+    except Exception as exc:  # the traceback, then one line the parent shows: the log's last
+        import traceback
+
+        traceback.print_exc()
+        return job_failed(name, seed, f"{type(exc).__name__}: {exc}")
+    except SystemExit as exc:  # a `mua` step that exited non-zero says so in its message
+        if not isinstance(exc.code, str):
+            raise
+        return job_failed(name, seed, exc.code)
     result.wall_s = time.monotonic() - started
     write_done(result, args.out, job_settings)
     return 0
+
+
+def job_failed(name: str, seed: str, why: str) -> int:
+    lines = why.strip().splitlines()
+    print(f"{failure_line(name, seed)}{lines[0] if lines else '(no message)'}", file=sys.stderr, flush=True)
+    return 1
+
+
+def failure_line(name: str, seed) -> str:
+    """How a worker's last line starts when its job crashed."""
+    return f"job {name} seed {seed} failed: "
 
 
 def threads_per_job(jobs: int) -> int:
     return max(1, (os.cpu_count() or 1) // jobs)
 
 
+def worker_argv(name: str, seed: int, threads: int, args) -> list[str]:
+    """The command of one job's worker: this script again, with the parent's flags."""
+    return [sys.executable, str(Path(__file__).resolve()), *args.argv, "--job", f"{name}:{seed}",
+            "--job-threads", str(threads)]
+
+
 def run_jobs(todo: list[tuple[str, int]], args) -> list[tuple[str, int]]:
     """Runs the (pack, seed) jobs in ``args.jobs`` worker processes (this script again, with --job), each with its
-    share of the cores; an unfinished job's folder is cleared first. Returns the jobs that failed, each reported
-    with the last lines of its log."""
-    threads = str(threads_per_job(args.jobs))
-    env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+    share of the cores; an unfinished job's folder is cleared first; a job past ``--job-timeout`` is killed. Returns
+    the jobs that failed, each reported with the last lines of its log."""
+    check_job_folders(todo, args.out)
     pending, running, failed = list(todo), {}, []
+    stop_on_sigterm = signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so the finally below stops the jobs
     try:
         while pending or running:
             while pending and len(running) < args.jobs:
+                # fewer jobs left than --jobs share the cores among themselves: a lone job gets them all
+                threads = threads_per_job(min(args.jobs, len(running) + len(pending)))
                 name, seed = pending.pop(0)
-                folder = args.out / name / f"seed-{seed}"
-                shutil.rmtree(folder, ignore_errors=True)  # unfinished: redone from the start
-                folder.mkdir(parents=True)
-                log = open(folder / "job.log", "w")
-                argv = [sys.executable, str(Path(__file__).resolve()), *args.argv, "--job", f"{name}:{seed}"]
-                running[(name, seed)] = (subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env), log,
-                                         time.monotonic())
-                print(f"learning check: pack {name}, seed {seed}: started (log: {folder / 'job.log'})", flush=True)
+                running[(name, seed)] = start_job(name, seed, threads, args)
             time.sleep(0.5)
             for (name, seed), (proc, log, t0) in list(running.items()):
+                late = False
                 if proc.poll() is None:
-                    continue
+                    if not args.job_timeout or time.monotonic() - t0 <= args.job_timeout:
+                        continue
+                    stop(proc, signal.SIGKILL)
+                    late = True
                 log.close()
                 del running[(name, seed)]
-                folder = args.out / name / f"seed-{seed}"
-                if proc.returncode == 0 and (folder / "done.json").is_file():
-                    print(f"learning check: pack {name}, seed {seed}: done in {time.monotonic() - t0:.0f} s", flush=True)
-                    continue
-                failed.append((name, seed))
-                tail = "\n".join("    " + line for line in (folder / "job.log").read_text(errors="replace")
-                                 .splitlines()[-15:])
-                print(f"learning check: pack {name}, seed {seed}: FAILED (exit {proc.returncode}); the other jobs go "
-                      f"on. The end of {folder / 'job.log'}:\n{tail}", file=sys.stderr, flush=True)
+                if not job_ended(name, seed, proc.returncode, t0, late, args):
+                    failed.append((name, seed))
     finally:
+        signal.signal(signal.SIGTERM, stop_on_sigterm)  # a second SIGTERM ends this process at once
         for proc, log, _ in running.values():  # interrupted: stop the jobs in flight (redone on the next run)
-            proc.terminate()
-            proc.wait()
+            stop(proc, signal.SIGTERM)
             log.close()
     return failed
+
+
+def check_job_folders(todo: list[tuple[str, int]], out: Path) -> None:
+    """Before any is cleared: every unfinished job folder must be one this check made (under a marked OUT, and
+    holding the job.log written first thing when a job starts, or nothing), else one line and exit 2."""
+    if not (out / MARKER).is_file():
+        refuse(f"{out} holds no {MARKER}: not a learning check's output folder, so nothing in it is cleared")
+    for name, seed in todo:
+        folder = out / name / f"seed-{seed}"
+        if folder.exists() and (not folder.is_dir() or (any(folder.iterdir()) and not (folder / "job.log").is_file())):
+            refuse(f"{folder} is not a learning check's job folder (it has no job.log), so it is not cleared: move "
+                   f"it away, or use another --out")
+
+
+def claim_out(out: Path) -> None:
+    """Makes sure OUT is this check's before anything is written or deleted there: a new or empty folder gets the
+    marker; a non-empty one without it is refused (exit 2): unfinished job folders in OUT get cleared, and nothing
+    that is not the check's own may be."""
+    marker = out / MARKER
+    if marker.is_file():
+        found = marker.read_text(errors="replace").strip()
+        if found != f"format {FORMAT}":
+            refuse(f"{out} was written by another version of the learning check ({MARKER} says {found[:40]!r}, this "
+                   f"one writes 'format {FORMAT}'): use another --out")
+        return
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        refuse(f"--out {out} is not empty and holds no {MARKER}, so it may not be a learning check's output folder "
+               f"(the check clears unfinished job folders there): use another --out, or, for a learning check's "
+               f"output from before the marker, create it: echo 'format {FORMAT}' > {marker}")
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomically(marker, f"format {FORMAT}\n")
+
+
+def start_job(name: str, seed: int, threads: int, args) -> tuple[subprocess.Popen, Any, float]:
+    """Clears the job's folder and starts its worker in a process group of its own, so that a kill reaches every
+    process it started; (the worker, its open log, its start time)."""
+    folder = args.out / name / f"seed-{seed}"
+    shutil.rmtree(folder, ignore_errors=True)  # unfinished: redone from the start
+    folder.mkdir(parents=True)
+    log = open(folder / "job.log", "w")
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    proc = subprocess.Popen(worker_argv(name, seed, threads, args), stdout=log, stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True)
+    print(f"learning check: pack {name}, seed {seed}: started with {threads} thread(s) (log: {folder / 'job.log'})",
+          flush=True)
+    return proc, log, time.monotonic()
+
+
+def job_ended(name: str, seed: int, code: int, t0: float, late: bool, args) -> bool:
+    """Reports a worker that ended (or was killed when ``late``); whether its job finished."""
+    folder = args.out / name / f"seed-{seed}"
+    if late:
+        (folder / "done.json").unlink(missing_ok=True)  # killed: unfinished whatever it wrote, redone next time
+        print(f"learning check: pack {name}, seed {seed}: FAILED: still running after --job-timeout "
+              f"{args.job_timeout:g} s, so killed; the other jobs go on, and the next run redoes it (log: "
+              f"{folder / 'job.log'})", file=sys.stderr, flush=True)
+        return False
+    if code == 0 and (folder / "done.json").is_file():
+        print(f"learning check: pack {name}, seed {seed}: done in {time.monotonic() - t0:.0f} s", flush=True)
+        return True
+    lines = (folder / "job.log").read_text(errors="replace").splitlines()
+    tail = "\n".join("    " + line for line in lines[-15:])
+    why = next((f": {line}" for line in reversed(lines) if line.startswith(failure_line(name, seed))), "")
+    print(f"learning check: pack {name}, seed {seed}: FAILED (exit {code}){why}; the other jobs go on. The end of "
+          f"{folder / 'job.log'}:\n{tail}", file=sys.stderr, flush=True)
+    return False
+
+
+def stop(proc: subprocess.Popen, sig: int, grace: float = 10.0) -> None:
+    """Sends ``sig`` to a worker's process group, then SIGKILL if it still runs after ``grace`` seconds; waits for
+    it, but never forever (a process stuck in the kernel may outlive even SIGKILL for a while)."""
+    for send in (sig, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, send)
+        except ProcessLookupError:  # the group is gone already
+            pass
+        try:
+            proc.wait(timeout=grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def parse_args(argv: Optional[list[str]] = None):
@@ -463,9 +571,13 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="training seeds per pack (default 3; 1 with --smoke): the verdict needs each")
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2 if (os.cpu_count() or 1) >= 2 else 1,
-                    help="(pack, seed) jobs run at once, each in its own process with cpu_count // jobs threads "
-                         "(default 2 on 2 or more cores)")
+                    help="(pack, seed) jobs run at once, each in its own process with cpu_count // jobs threads, or "
+                         "cpu_count // N when only N < jobs are left (default 2 on 2 or more cores)")
+    ap.add_argument("--job-timeout", type=float, default=0, metavar="SECONDS",
+                    help="kill a job still running after this many seconds (with every process it started): it "
+                         "fails its pack, and a re-run redoes it (default 0: no limit)")
     ap.add_argument("--job", default=None, help=argparse.SUPPRESS)  # a worker: PACK:SEED
+    ap.add_argument("--job-threads", type=int, default=None, help=argparse.SUPPRESS)  # a worker's torch threads
     ap.add_argument("--smoke", action="store_true",
                     help="2 SFT steps of 2 episodes and 2 GRPO steps on 4 tasks, one seed: runs, proves nothing")
     ap.add_argument("--policy", type=Path, default=None,
@@ -499,8 +611,8 @@ def parse_args(argv: Optional[list[str]] = None):
     args = ap.parse_args(argv)
     if args.seeds is None:
         args.seeds = 1 if args.smoke else 3
-    if args.seeds < 1 or args.sampled_trials < 0 or args.jobs < 1:
-        refuse("--seeds and --jobs must be at least 1 and --sampled-trials at least 0")
+    if args.seeds < 1 or args.sampled_trials < 0 or args.jobs < 1 or not args.job_timeout >= 0:
+        refuse("--seeds and --jobs must be at least 1, --sampled-trials and --job-timeout at least 0")
     if args.pack and args.packs:
         refuse("--pack is --packs with one pack: give one of them")
     if args.policy is not None and not args.policy.is_dir():
@@ -523,6 +635,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     packs = pack_folders(args.packs)
     if args.job:
         return run_job(args.job, packs, args)
+    claim_out(args.out)
     import torch
 
     torch.set_num_threads(threads_per_job(1))
@@ -540,7 +653,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         build_gold(args)
     args.pack, args.out = None, out
     finished, todo = finished_jobs(packs, seeds, args)
-    run_jobs(todo, args)
+    run_jobs(longest_first(todo, out, settings(args)), args)
     for name, seed in todo:
         done = read_done(out / name, seed)
         if done is not None:
@@ -576,6 +689,44 @@ def finished_jobs(packs: dict[str, Path], seeds: range, args) -> tuple[dict[tupl
     if finished:
         print(f"learning check: {len(finished)} finished job(s) reused, {len(todo)} to run", flush=True)
     return finished, todo
+
+
+def longest_first(todo: list[tuple[str, int]], out: Path, job_settings: dict) -> list[tuple[str, int]]:
+    """The jobs to run, the costliest pack's first, so that the last job to finish started early and the tail
+    with idle cores is short; ties keep their order (packs as given, then seeds)."""
+    costs, basis = pack_costs(sorted({name for name, _ in todo}), out, job_settings)
+    order = sorted(todo, key=lambda job: -costs[job[0]])
+    if len(costs) > 1:
+        print(f"learning check: jobs start longest first by {basis}: "
+              f"{', '.join(dict.fromkeys(name for name, _ in order))}", flush=True)
+    return order
+
+
+def pack_costs(names: list[str], out: Path, job_settings: dict) -> tuple[dict[str, float], str]:
+    """Each pack's expected job cost and what it is: the mean wall time of its jobs finished in OUT with these
+    settings when every pack has one (seconds cannot be compared with the proxy), else the proxy, the characters
+    of its gold conversations on the train split (train tasks x mean conversation length)."""
+    measured = {name: measured_wall(out / name, job_settings) for name in names}
+    if all(wall is not None for wall in measured.values()):
+        return {name: float(wall or 0) for name, wall in measured.items()}, "measured wall time"
+    return {name: float(gold_chars(out / name / "gold")) for name in names}, "gold conversation length"
+
+
+def measured_wall(pack_out: Path, job_settings: dict) -> Optional[float]:
+    """The mean wall time of the pack's finished jobs that ran with ``job_settings``, or None when none did."""
+    walls = []
+    for path in sorted(pack_out.glob("seed-*/done.json")):
+        record = json.loads(path.read_text())
+        if record.get("settings") == job_settings:
+            walls.append(float(record["wall_s"]))
+    return sum(walls) / len(walls) if walls else None
+
+
+def gold_chars(gold: Path) -> int:
+    """The characters of every conversation of a gold run (0 when it has none)."""
+    if not (gold / "episodes.jsonl").is_file():
+        return 0
+    return sum(len(json.dumps(r.get("messages") or [])) for r in episodes(gold))
 
 
 def shell_word(word: str) -> str:

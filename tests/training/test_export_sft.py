@@ -62,3 +62,23 @@ def test_sft_one_step(exported, tmp_path, capsys):
     assert (out / "config.json").is_file() and (out / "tokenizer.json").is_file()
     assert main(["sft", "--policy", str(tmp_path), "--dataset", str(exported / "ds"), "--output-dir",
                  str(out)]) == 2
+
+
+def test_datasets_export_prints_no_progress_bar_and_writes_the_same_bytes(tmp_path, capfd):
+    from mua.harness.export import write_dataset
+
+    rows = [{"task_id": f"t{i}", "messages": [{"role": "user", "content": "hi"}], "reward": 1.0} for i in range(3)]
+    datasets.enable_progress_bars()
+    datasets.Dataset.from_list(rows).save_to_disk(str(tmp_path / "with-bars"))
+    assert "Saving the dataset" in capfd.readouterr().err  # what the export used to print
+    write_dataset(rows, tmp_path / "quiet", "datasets")
+    assert "Saving the dataset" not in capfd.readouterr().err
+    assert not datasets.are_progress_bars_disabled()  # the process's setting is left as it was
+    files = sorted(p.name for p in (tmp_path / "with-bars").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "quiet").iterdir())
+    for name in files:
+        assert (tmp_path / "quiet" / name).read_bytes() == (tmp_path / "with-bars" / name).read_bytes(), name
+    datasets.disable_progress_bars()
+    write_dataset(rows, tmp_path / "still-off", "datasets")
+    assert datasets.are_progress_bars_disabled()
+    datasets.enable_progress_bars()

@@ -287,7 +287,9 @@ def test_a_failed_job_is_named_with_its_log_and_the_others_go_on(tmp_path, capsy
     check = load_script()
     args = check.parse_args(["--out", str(tmp_path), "--jobs", "2"])
     args.argv = ["--out", str(tmp_path), "--no-such-flag"]  # every worker refuses its flags at once
+    check.claim_out(tmp_path)
     (tmp_path / "a" / "seed-0").mkdir(parents=True)
+    (tmp_path / "a" / "seed-0" / "job.log").write_text("from a crashed run")
     (tmp_path / "a" / "seed-0" / "stale").write_text("from a crashed run")
     failed = check.run_jobs([("a", 0), ("a", 1), ("b", 0)], args)
     assert sorted(failed) == [("a", 0), ("a", 1), ("b", 0)]
@@ -345,3 +347,213 @@ def test_every_training_call_has_no_gradient_checkpointing_and_policy_replaces_t
     assert sft[sft.index("--policy") + 1] == str(policy) and sft[sft.index("--chat-template") + 1] == "hermes"
     before = next(a for a in calls if a[0] == "eval" and a[a.index("--out") + 1].endswith("eval-before"))
     assert before[before.index("--agent-model") + 1] == str(policy) and "--agent-chat-template" in before
+
+
+# A stand-in worker: records its torch threads (the --job-threads it got) and OMP_NUM_THREADS, then finishes its job.
+RECORDING_WORKER = """import json, os, sys, time
+folder = sys.argv[1]
+time.sleep(3 if "slow" in folder else 0)
+open(os.path.join(folder, "threads"), "w").write(sys.argv[2] + " " + os.environ["OMP_NUM_THREADS"])
+open(os.path.join(folder, "done.json"), "w").write("{}")
+"""
+
+
+def fake_workers(check, monkeypatch, body: str) -> None:
+    """Workers that run ``body`` (Python; argv: the job's folder, its threads) instead of a job."""
+    monkeypatch.setattr(check, "worker_argv", lambda name, seed, threads, args: [
+        sys.executable, "-c", body, str(args.out / name / f"seed-{seed}"), str(threads)])
+
+
+def test_jobs_left_fewer_than_jobs_share_all_the_cores(tmp_path, monkeypatch, capsys):
+    check = load_script()
+    fake_workers(check, monkeypatch, RECORDING_WORKER)
+    monkeypatch.setattr(check.os, "cpu_count", lambda: 8)
+
+    def threads(jobs: int, todo: list) -> list[str]:
+        args = check.parse_args(["--out", str(tmp_path / f"{jobs}-{len(todo)}"), "--jobs", str(jobs)])
+        args.argv = []
+        check.claim_out(args.out)
+        assert check.run_jobs(todo, args) == []
+        return [(args.out / n / f"seed-{s}" / "threads").read_text() for n, s in todo]
+
+    assert threads(2, [("a", 0)]) == ["8 8"]  # the lone job left gets every core, not half of them
+    assert threads(4, [("a", 0), ("a", 1), ("b", 0)]) == ["2 2"] * 3  # 3 left: 8 // 3
+    # as many left as --jobs, or more: 8 // 2; b starts when a is done and slow still runs: 2 left
+    assert threads(2, [("slow", 0), ("a", 0), ("b", 0)]) == ["4 4"] * 3
+    assert "pack a, seed 0: started with 4 thread(s)" in capsys.readouterr().out
+
+
+def test_a_worker_sets_the_threads_it_was_given(tmp_path, monkeypatch):
+    import torch
+
+    check = load_script()
+    args = check.parse_args(["--out", str(tmp_path), "--packs", "bookings", "--jobs", "2"])
+    args.argv = ["--out", str(tmp_path), "--packs", "bookings"]
+    argv = check.worker_argv("bookings", 1, 3, args)
+    assert argv[-4:] == ["--job", "bookings:1", "--job-threads", "3"]
+    worker = check.parse_args(argv[2:])
+    assert check.settings(worker) == check.settings(args)  # the share of the cores is no setting of the job
+    got = []
+    monkeypatch.setattr(torch, "set_num_threads", got.append)
+    monkeypatch.setattr(check, "one_seed", lambda seed, a: check.Seed(seed))
+    (tmp_path / "bookings" / "seed-1").mkdir(parents=True)
+    assert check.run_job("bookings:1", {"bookings": tmp_path}, worker) == 0
+    assert got == [3] and (tmp_path / "bookings" / "seed-1" / "done.json").is_file()
+
+
+def test_the_costliest_pack_starts_first(tmp_path, capsys):
+    check = load_script()
+    job_settings = {"grpo_steps": 24}
+    for name, chars in (("short", 10), ("long", 1000), ("middle", 100)):  # a pack's gold run on the train split
+        (tmp_path / name / "gold").mkdir(parents=True)
+        (tmp_path / name / "gold" / "episodes.jsonl").write_text(
+            json.dumps({"task_id": "t0", "messages": [{"role": "user", "content": "x" * chars}]}) + "\n")
+    todo = [("short", 0), ("short", 1), ("long", 0), ("middle", 0), ("long", 1)]
+    assert check.longest_first(todo, tmp_path, job_settings) == [("long", 0), ("long", 1), ("middle", 0),
+                                                                 ("short", 0), ("short", 1)]
+    assert "jobs start longest first by gold conversation length: long, middle, short" in capsys.readouterr().out
+
+    def finished(name: str, seed: int, wall: float, settings: dict) -> None:
+        (tmp_path / name / f"seed-{seed}").mkdir()
+        (tmp_path / name / f"seed-{seed}" / "done.json").write_text(json.dumps({"wall_s": wall, "settings": settings}))
+
+    finished("short", 5, 900.0, job_settings)
+    finished("long", 5, 100.0, job_settings)
+    # seconds for two packs and characters for the third cannot be compared: the proxy decides
+    assert check.longest_first(todo, tmp_path, job_settings)[0] == ("long", 0)
+    finished("middle", 5, 500.0, job_settings)
+    finished("middle", 6, 9999.0, {"grpo_steps": 2})  # other settings: not this cost
+    assert check.longest_first(todo, tmp_path, job_settings) == [("short", 0), ("short", 1), ("middle", 0),
+                                                                 ("long", 0), ("long", 1)]
+    assert "by measured wall time: short, middle, long" in capsys.readouterr().out
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_a_job_past_its_time_limit_is_killed_with_its_children_and_left_unfinished(tmp_path, monkeypatch, capsys):
+    check = load_script()
+    # a stuck worker that started a child of its own and wrote done.json early: the limit kills both
+    fake_workers(check, monkeypatch, """import os, subprocess, sys, time
+folder = sys.argv[1]
+if "stuck" in folder:
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    open(os.path.join(folder, "child"), "w").write(str(child.pid))
+    open(os.path.join(folder, "done.json"), "w").write("{}")
+    time.sleep(120)
+open(os.path.join(folder, "done.json"), "w").write("{}")
+""")
+    args = check.parse_args(["--out", str(tmp_path), "--jobs", "2", "--job-timeout", "2"])
+    args.argv = []
+    check.claim_out(tmp_path)
+    started = time.monotonic()
+    assert check.run_jobs([("stuck", 0), ("quick", 0)], args) == [("stuck", 0)]
+    assert time.monotonic() - started < 30
+    out, err = capsys.readouterr()
+    assert "pack stuck, seed 0: FAILED: still running after --job-timeout 2 s, so killed" in err
+    assert "pack quick, seed 0: done in" in out
+    assert not (tmp_path / "stuck" / "seed-0" / "done.json").exists()  # unfinished: the next run redoes it
+    child = int((tmp_path / "stuck" / "seed-0" / "child").read_text())
+    deadline = time.monotonic() + 10
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not alive(child)
+    # no limit (the default, 0): a job may take its time
+    assert check.parse_args([]).job_timeout == 0
+    assert check.settings(check.parse_args(["--job-timeout", "60"])) == check.settings(check.parse_args([]))
+    with pytest.raises(SystemExit) as stop:
+        check.parse_args(["--job-timeout", "-1"])
+    assert stop.value.code == 2
+
+
+def test_stopping_a_worker_that_ignores_sigterm_does_not_wait_forever():
+    import signal
+
+    check = load_script()
+    proc = subprocess.Popen([sys.executable, "-c", "import signal, sys, time; signal.signal(signal.SIGTERM, "
+                             "signal.SIG_IGN); print('ready', flush=True); time.sleep(120)"],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+    assert proc.stdout.readline() == "ready\n"
+    started = time.monotonic()
+    check.stop(proc, signal.SIGTERM, grace=1.0)
+    assert proc.returncode == -signal.SIGKILL and time.monotonic() - started < 10
+
+
+def listing(folder: Path) -> list[tuple[str, str]]:
+    return sorted((str(p.relative_to(folder)), p.read_text() if p.is_file() else "") for p in folder.rglob("*"))
+
+
+def test_a_folder_that_is_not_the_checks_own_is_never_written_or_cleared(tmp_path, capsys):
+    check = load_script()
+    theirs = tmp_path / "theirs"
+    (theirs / "bookings" / "seed-0").mkdir(parents=True)
+    (theirs / "bookings" / "seed-0" / "thesis.tex").write_text("four years of work")
+    before = listing(theirs)
+    with pytest.raises(SystemExit) as stop:  # before any model, gold run or job
+        check.main(["--out", str(theirs), "--packs", "bookings", "--smoke"])
+    assert stop.value.code == 2 and listing(theirs) == before
+    err = capsys.readouterr().err
+    assert err.startswith(f"learning check: --out {theirs} is not empty and holds no .mua-learning-check")
+    assert err.count("\n") == 1
+    args = check.parse_args(["--out", str(theirs)])
+    with pytest.raises(SystemExit) as stop:  # run_jobs itself clears nothing in an unmarked folder
+        check.run_jobs([("bookings", 0)], args)
+    assert stop.value.code == 2 and listing(theirs) == before
+    # a new or empty folder becomes the check's; claiming it again is fine
+    ours = tmp_path / "ours"
+    check.claim_out(ours)
+    assert (ours / ".mua-learning-check").read_text() == "format 1\n"
+    check.claim_out(ours)
+    # even in a marked folder, a job folder the check did not make (no job.log) is left alone
+    (ours / "bookings" / "seed-0").mkdir(parents=True)
+    (ours / "bookings" / "seed-0" / "notes.txt").write_text("mine")
+    args = check.parse_args(["--out", str(ours)])
+    with pytest.raises(SystemExit) as stop:
+        check.run_jobs([("bookings", 0)], args)
+    assert stop.value.code == 2 and (ours / "bookings" / "seed-0" / "notes.txt").read_text() == "mine"
+    assert "seed-0 is not a learning check's job folder (it has no job.log)" in capsys.readouterr().err
+    (ours / ".mua-learning-check").write_text("format 99\n")  # a later version's folder
+    with pytest.raises(SystemExit) as stop:
+        check.claim_out(ours)
+    assert stop.value.code == 2 and "another version of the learning check" in capsys.readouterr().err
+
+
+def test_a_crashed_job_ends_its_log_with_one_line_the_parent_shows(tmp_path, monkeypatch, capsys):
+    check = load_script()
+    args = check.parse_args(["--out", str(tmp_path), "--packs", "bookings"])
+
+    def crash(seed, a):
+        raise ValueError("no such column: 'hour'\nsecond line")
+
+    monkeypatch.setattr(check, "one_seed", crash)
+    (tmp_path / "bookings" / "seed-0").mkdir(parents=True)
+    assert check.run_job("bookings:0", {"bookings": tmp_path}, args) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "Traceback (most recent call last):"
+    assert err[-1] == "job bookings seed 0 failed: ValueError: no such column: 'hour'"
+    assert not (tmp_path / "bookings" / "seed-0" / "done.json").exists()
+
+    def step_failed(seed, a):
+        raise SystemExit("learning check: `mua sft ...` exited 2")
+
+    monkeypatch.setattr(check, "one_seed", step_failed)
+    assert check.run_job("bookings:0", {"bookings": tmp_path}, check.parse_args(["--out", str(tmp_path)])) == 1
+    assert capsys.readouterr().err == "job bookings seed 0 failed: learning check: `mua sft ...` exited 2\n"
+    # the parent names the failure in its FAILED line, the log's end below it
+    fake_workers(check, monkeypatch, """import sys
+print("Traceback (most recent call last):\\n  ...\\nValueError: boom", file=sys.stderr)
+print("job a seed 0 failed: ValueError: boom", file=sys.stderr)
+sys.exit(1)
+""")
+    out = tmp_path / "parent"
+    check.claim_out(out)
+    args = check.parse_args(["--out", str(out)])
+    args.argv = []
+    assert check.run_jobs([("a", 0)], args) == [("a", 0)]
+    err = capsys.readouterr().err
+    assert "learning check: pack a, seed 0: FAILED (exit 1): job a seed 0 failed: ValueError: boom; the other" in err
