@@ -3,8 +3,8 @@ what fair baselines from the same SFT checkpoint and the same episode budget rea
 
 One command runs it all: for each pack of ``--packs`` (default: the bookings, refills and appointments examples
 under benchmarks/pack/examples; a name there or a pack folder) and each of ``--seeds`` training seeds, one job:
-  1. build the tiny model (`mua model tiny --hidden-size 128 --heads 4 --sliding-window 96 --seed S`), or start
-     from ``--policy CKPT`` (any checkpoint; the tiny-shape flags are then ignored);
+  1. build the tiny model (`mua model tiny --hidden-size 128 --heads 4 --sliding-window 128 --digit-places 8
+     --seed S`), or start from ``--policy CKPT`` (any checkpoint; the tiny-shape flags are then ignored);
   2. SFT it on the gold trajectories of the pack's train split (`mua sft`);
   3. from that SFT checkpoint, with the same number of training episodes (GRPO steps x batch):
      - GRPO with the scripted user in the loop (`mua train`);
@@ -582,15 +582,15 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="2 SFT steps of 2 episodes and 2 GRPO steps on 4 tasks, one seed: runs, proves nothing")
     ap.add_argument("--policy", type=Path, default=None,
                     help="start every seed from this checkpoint instead of the tiny model (the tiny-shape flags "
-                         "--hidden-size, --heads, --sliding-window, --layers, --single-digits are then ignored)")
+                         "--hidden-size, --heads, --sliding-window, --layers, --single-digits, --digit-places are then ignored)")
     ap.add_argument("--chat-template", default=None, metavar="hermes|llama3_json|FILE",
                     help="with --policy: the chat template to put on a checkpoint whose own one drops tool use")
     ap.add_argument("--hidden-size", type=int, default=128)
     ap.add_argument("--heads", type=int, default=4)
-    ap.add_argument("--sliding-window", type=int, default=96)
+    ap.add_argument("--sliding-window", type=int, default=128)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--single-digits", action="store_true", help="tiny tokenizer: one token per digit")
-    ap.add_argument("--digit-places", type=int, default=0, metavar="N",
+    ap.add_argument("--digit-places", type=int, default=8, metavar="N",
                     help="tiny tokenizer: the first N digits of a number as digit-and-place tokens (0: off)")
     ap.add_argument("--sft-steps", type=int, default=1200)
     ap.add_argument("--sft-lr", type=float, default=3e-3)
