@@ -196,6 +196,11 @@ class TrainConfig(GRPOConfig, LoraSettings):
         check_checkpoint_dir(self.policy)
         if not self.benchmark:
             raise ConfigError("name a benchmark (benchmark: tau2)")
+        from mua.harness.models.tokenizer import keeps_own_pipeline
+
+        if self.generation != "transformers" and keeps_own_pipeline(self.policy):  # vLLM loads it its own way
+            raise ConfigError(f"policy {self.policy}: its tokenizer (the tiny model's digit-place tokens) loads only "
+                              "as written, so it trains with generation: transformers only")
         from .backends import check_generation_available
 
         check_generation_available(self.generation)

@@ -210,3 +210,17 @@ def test_one_grpo_step_on_tau2_retail_train_tasks(tiny_checkpoint, data_dir, tmp
     _check_batches(trainer, steps=1, group=2, batch_size=2, turn=12, budget=80)
     assert all(len(ep.prompt_ids) > 5000 for ep in trainer.batches[0]["episodes"])
     assert all(ep.agent_turns >= 2 and 0 in ep.env_mask for ep in trainer.batches[0]["episodes"])
+
+
+def test_a_digit_place_policy_is_refused_for_vllm_generation_with_one_line(tmp_path):
+    from mua.harness.errors import ConfigError
+    from mua.harness.models.tiny import build_tiny_checkpoint
+    from mua.training.config import TrainConfig
+
+    policy = build_tiny_checkpoint(tmp_path / "tiny", digit_places=4)
+    cfg = TrainConfig(policy=str(policy), output_dir=str(tmp_path / "out"), benchmark="counter",
+                      num_generations=G, batch_size=BATCH, max_steps=1, max_turn_tokens=TURN,
+                      max_completion_tokens=BUDGET, progress=False, allow_scripted_user=True,
+                      generation="vllm_server", vllm_server_url="http://127.0.0.1:9")
+    with pytest.raises(ConfigError, match="generation: transformers only"):
+        cfg.validate()
