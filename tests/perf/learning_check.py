@@ -70,6 +70,8 @@ METHODS = (GRPO, STATIC, RFT)  # each compared with SFT, paired over tasks
 # OUT's marker and its format: the check clears unfinished job folders only in a folder that carries it
 MARKER, FORMAT = ".mua-learning-check", 1
 NOT_SETTINGS = {"out", "jobs", "job", "job_threads", "job_timeout", "packs", "pack", "seeds", "argv"}
+# Settings added after jobs were recorded without them, with the value those jobs had (digit places came later).
+SETTINGS_BEFORE_THEY_EXISTED = {"digit_places": 0}
 
 
 @dataclass
@@ -681,8 +683,9 @@ def finished_jobs(packs: dict[str, Path], seeds: range, args) -> tuple[dict[tupl
             if done is None:
                 todo.append((name, seed))
                 continue
-            if done[1] != job_settings:
-                changed = sorted(k for k in set(done[1]) | set(job_settings) if done[1].get(k) != job_settings.get(k))
+            recorded = {**SETTINGS_BEFORE_THEY_EXISTED, **done[1]}
+            if recorded != job_settings:
+                changed = sorted(k for k in set(recorded) | set(job_settings) if recorded.get(k) != job_settings.get(k))
                 refuse(f"{args.out / name / f'seed-{seed}'} was run with other settings ({', '.join(changed)}): use "
                        f"another --out, or remove that folder")
             finished[(name, seed)] = done[0]

@@ -283,6 +283,22 @@ def test_a_finished_job_is_reused_and_one_with_other_settings_refused(tmp_path, 
     assert stop.value.code == 2 and "other settings (grpo_lr)" in capsys.readouterr().err
 
 
+def test_a_job_recorded_before_digit_places_existed_counts_as_digit_places_0(tmp_path, capsys):
+    check = load_script()
+    args = check.parse_args(["--out", str(tmp_path), "--packs", "bookings", "--seeds", "1", "--smoke"])
+    pack_out = tmp_path / "bookings"
+    (pack_out / "seed-0").mkdir(parents=True)
+    s = check.Seed(0, {check.SFT: check.Stage(fake_run(pack_out / "seed-0" / "eval-sft", [1]))}, {}, {}, 1.0)
+    old = {k: v for k, v in check.settings(args).items() if k != "digit_places"}
+    check.write_done(s, pack_out, old)
+    with pytest.raises(SystemExit):  # the default is 8 places now: another setting
+        check.finished_jobs({"bookings": pack_out}, range(1), args)
+    assert "other settings (digit_places)" in capsys.readouterr().err
+    plain = check.parse_args(["--out", str(tmp_path), "--packs", "bookings", "--seeds", "1", "--smoke",
+                              "--digit-places", "0"])
+    assert list(check.finished_jobs({"bookings": pack_out}, range(1), plain)[0]) == [("bookings", 0)]
+
+
 def test_a_failed_job_is_named_with_its_log_and_the_others_go_on(tmp_path, capsys):
     check = load_script()
     args = check.parse_args(["--out", str(tmp_path), "--jobs", "2"])
