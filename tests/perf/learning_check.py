@@ -25,7 +25,7 @@ Outputs, per pack under OUT/<pack name>/: gold/, gold-dataset/, seed-S/ (each st
 job.log, and done.json once the job finished), learning.png. Resumable: re-running the same command skips the
 finished jobs (those with a done.json) and clears and redoes an unfinished one, so a crash or Ctrl-C loses only
 the jobs in flight; a job's settings are recorded in its done.json and a re-run with other settings is refused.
-``--job-timeout SECONDS`` kills a job still running after that long (it fails its pack; a re-run redoes it).
+``--job-timeout SECONDS`` (default 4 hours) kills a job still running after that long (it fails its pack; a re-run redoes it).
 Since it clears folders, the check marks OUT as its own (OUT/.mua-learning-check) and refuses a non-empty --out
 without that mark.
 
@@ -575,9 +575,10 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--jobs", type=int, default=2 if (os.cpu_count() or 1) >= 2 else 1,
                     help="(pack, seed) jobs run at once, each in its own process with cpu_count // jobs threads, or "
                          "cpu_count // N when only N < jobs are left (default 2 on 2 or more cores)")
-    ap.add_argument("--job-timeout", type=float, default=0, metavar="SECONDS",
+    ap.add_argument("--job-timeout", type=float, default=4 * 3600, metavar="SECONDS",
                     help="kill a job still running after this many seconds (with every process it started): it "
-                         "fails its pack, and a re-run redoes it (default 0: no limit)")
+                         "fails its pack, and a re-run redoes it (default 4 hours, about 9x the slowest job "
+                         "measured on 2 cores; 0: no limit)")
     ap.add_argument("--job", default=None, help=argparse.SUPPRESS)  # a worker: PACK:SEED
     ap.add_argument("--job-threads", type=int, default=None, help=argparse.SUPPRESS)  # a worker's torch threads
     ap.add_argument("--smoke", action="store_true",

@@ -479,8 +479,8 @@ open(os.path.join(folder, "done.json"), "w").write("{}")
     while alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not alive(child)
-    # no limit (the default, 0): a job may take its time
-    assert check.parse_args([]).job_timeout == 0
+    # bounded by default (a hung job never holds the run forever); 0 lifts the limit
+    assert check.parse_args([]).job_timeout == 4 * 3600 and check.parse_args(["--job-timeout", "0"]).job_timeout == 0
     assert check.settings(check.parse_args(["--job-timeout", "60"])) == check.settings(check.parse_args([]))
     with pytest.raises(SystemExit) as stop:
         check.parse_args(["--job-timeout", "-1"])
