@@ -37,6 +37,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the first N digits of every number become tokens saying the digit and its place in the "
                         "number (as Abacus embeddings do), so a tiny model learns to copy ids; such a checkpoint "
                         "runs on the transformers backend only")
+    t.add_argument("--corpus", metavar="FILE",
+                   help="a UTF-8 text file (e.g. a domain's training conversations) the tokenizer's merges are also "
+                        "learnt from: its words become single tokens and its texts shorter")
     add_overwrite_flag(t, "the checkpoint")
     t.set_defaults(func=run)
     i = what.add_parser("import", help="a real model from a GGUF file or a package shipping one",
@@ -76,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     path = build_tiny_checkpoint(args.out_dir, seed=args.seed, hidden_size=args.hidden_size,
                                  heads=args.heads, layers=args.layers, sliding_window=args.sliding_window,
                                  single_digits=args.single_digits,
-                                 digit_places=args.digit_places or 0)
+                                 digit_places=args.digit_places or 0, corpus_file=args.corpus)
     print(f"tiny checkpoint written to {path}; try: mua eval --benchmark NAME --limit 2 "
           f"--agent-model {path} --user-model ... (scores will be near zero)")
     return 0

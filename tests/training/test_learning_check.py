@@ -420,10 +420,12 @@ def test_a_worker_sets_the_threads_it_was_given(tmp_path, monkeypatch):
 def test_the_costliest_pack_starts_first(tmp_path, capsys):
     check = load_script()
     job_settings = {"grpo_steps": 24}
-    for name, chars in (("short", 10), ("long", 1000), ("middle", 100)):  # a pack's gold run on the train split
+    # a pack's gold run on the train split: what counts is how long a conversation is, not how many there are
+    for name, chars, count in (("short", 10, 500), ("long", 1000, 1), ("middle", 100, 20)):
         (tmp_path / name / "gold").mkdir(parents=True)
-        (tmp_path / name / "gold" / "episodes.jsonl").write_text(
-            json.dumps({"task_id": "t0", "messages": [{"role": "user", "content": "x" * chars}]}) + "\n")
+        (tmp_path / name / "gold" / "episodes.jsonl").write_text("".join(
+            json.dumps({"task_id": f"t{i}", "messages": [{"role": "user", "content": "x" * chars}]}) + "\n"
+            for i in range(count)))
     todo = [("short", 0), ("short", 1), ("long", 0), ("middle", 0), ("long", 1)]
     assert check.longest_first(todo, tmp_path, job_settings) == [("long", 0), ("long", 1), ("middle", 0),
                                                                  ("short", 0), ("short", 1)]

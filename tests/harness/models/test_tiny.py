@@ -195,3 +195,26 @@ def test_a_digit_place_checkpoint_is_refused_by_the_vllm_backend_with_a_clear_er
         VllmChatModel(tmp_path / "t")
     with pytest.raises(ConfigError, match="between 0"):
         build_tiny_checkpoint(tmp_path / "u", digit_places=21)
+
+
+def test_a_corpus_teaches_the_tokenizer_its_words_byte_identically_and_bad_corpora_are_one_line(tmp_path, capsys):
+    from mua.harness.cli import main
+    from mua.harness.models.tokenizer import load_tokenizer
+
+    text = "Which branch will you pick the refill up from? At the riverside branch, Andersen.\n" * 20
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text, encoding="utf-8")
+    assert main(["model", "tiny", str(tmp_path / "c"), "--corpus", str(corpus), "--digit-places", "4"]) == 0
+    again = build_tiny_checkpoint(tmp_path / "again", digit_places=4, corpus_file=corpus)
+    assert digests(again) == digests(tmp_path / "c")
+    plain, learnt = load_tokenizer(build_tiny_checkpoint(tmp_path / "p", digit_places=4)), load_tokenizer(again)
+    sentence = "At the riverside branch, Andersen. Q2900"
+    assert len(learnt(sentence)["input_ids"]) < len(plain(sentence)["input_ids"])
+    assert learnt.decode(learnt(sentence)["input_ids"]) == sentence
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    capsys.readouterr()
+    for bad, why in [(tmp_path / "missing.txt", "not found"), (tmp_path, "is a directory"),
+                     (tmp_path / "latin1.txt", "not UTF-8")]:
+        assert main(["model", "tiny", str(tmp_path / "x"), "--corpus", str(bad), "--overwrite"]) == 2
+        err = capsys.readouterr().err
+        assert why in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
