@@ -940,8 +940,8 @@ def pooled(seeds: list[Seed]) -> list[str]:
                 a, b = per_task(getattr(base, kind)), per_task(getattr(other, kind))
                 for t in set(a) & set(b):
                     diffs.setdefault(t, []).append(b[t] - a[t])
-            if diffs:
-                test = paired_bootstrap([[sum(d) / len(d) for d in diffs.values()]], seed=0)
+            if diffs:  # in task order: a set's order changes with the hash seed, and the resamples with it
+                test = paired_bootstrap([[sum(diffs[t]) / len(diffs[t]) for t in sorted(diffs)]], seed=0)
                 lines.append(f" pooled over {len(seeds)} seeds: {method} - SFT ({kind}): {points(test)} over "
                              f"{len(diffs)} tasks")
     return lines

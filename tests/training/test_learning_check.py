@@ -4,6 +4,7 @@ real SmolLM2 checkpoint (--policy), and on made-up runs: its verdict can pass an
 is printed, finished jobs are reused, a failed job is named and fails its pack."""
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -89,6 +90,24 @@ def seed(check, n: int, sft: Path, grpo: Path, grpo_dir=None):
 def report(check, tmp_path, *seeds, missing=(), tasks=None) -> int:
     return check.report([check.PackResult("p", "pack p, validation split", list(seeds), list(missing), tasks or {})],
                         tmp_path, time.monotonic(), "python tests/perf/learning_check.py --packs p")
+
+
+def test_the_pooled_interval_is_the_same_whatever_the_hash_seed(tmp_path):
+    """Pooling goes over the tasks in their order, not a set's, which changes from one process to the next."""
+    import random
+
+    rng = random.Random(0)
+    for name in ("sft0", "grpo0", "sft1", "grpo1", "sft2", "grpo2"):
+        fake_run(tmp_path / name, [rng.random() < 0.5 for _ in range(97)], trials=3)
+    code = (f"import importlib.util, sys; spec = importlib.util.spec_from_file_location('lc', {str(SCRIPT)!r}); "
+            "m = importlib.util.module_from_spec(spec); sys.modules['lc'] = m; spec.loader.exec_module(m); "
+            "from pathlib import Path; p = Path(sys.argv[1]); "
+            "print(m.pooled([m.Seed(n, {m.SFT: m.Stage(p / f'sft{n}'), m.GRPO: m.Stage(p / f'grpo{n}')}) "
+            "for n in (0, 1, 2)]))")
+    lines = {subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONHASHSEED": hash_seed}, check=True).stdout
+             for hash_seed in ("1", "2", "3", "4")}
+    assert len(lines) == 1 and "pooled over 3 seeds" in lines.pop()
 
 
 def test_verdict_passes_only_on_a_paired_gain_in_every_seed(tmp_path, capsys):
