@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..files import read_text
 from .templates import HERMES_TEMPLATE
 from .tokenizer import KEEP_PIPELINE_KEY
 
@@ -165,14 +166,4 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
 
 
 def _read_corpus(path: str | Path) -> tuple[str, ...]:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"tokenizer corpus {path} not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"tokenizer corpus {path} is a directory; name a UTF-8 text file") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"tokenizer corpus {path} is not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read the tokenizer corpus {path}: {exc.strerror or exc}") from None
-    return tuple(text.splitlines(keepends=True))
+    return tuple(read_text(path, what="tokenizer corpus").splitlines(keepends=True))

@@ -213,8 +213,8 @@ def test_a_corpus_teaches_the_tokenizer_its_words_byte_identically_and_bad_corpo
     assert learnt.decode(learnt(sentence)["input_ids"]) == sentence
     (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
     capsys.readouterr()
-    for bad, why in [(tmp_path / "missing.txt", "not found"), (tmp_path, "is a directory"),
-                     (tmp_path / "latin1.txt", "not UTF-8")]:
+    for bad, why in [(tmp_path / "missing.txt", "does not exist"), (tmp_path, "is a folder"),
+                     (tmp_path / "latin1.txt", "not valid UTF-8")]:
         assert main(["model", "tiny", str(tmp_path / "x"), "--corpus", str(bad), "--overwrite"]) == 2
         err = capsys.readouterr().err
         assert why in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
