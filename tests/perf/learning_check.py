@@ -18,7 +18,8 @@ under benchmarks/pack/examples; a name there or a pack folder) and each of ``--s
      once): greedily (one trial) and sampled at temperature 1 (``--sampled-trials`` per task).
 Before any job, the parent builds each pack's gold run and gold dataset (and tokenizer corpus when asked) once
 (`mua eval --agent gold`, `mua export`) and checks that every gold conversation of the pack's train and
-evaluation splits fits the token budgets with the tokenizer its jobs will have (else exit 2). The jobs then run in ``--jobs`` worker processes (default 2 on 2 or more cores), each with
+evaluation splits fits the token budgets with the tokenizer its jobs will have (else exit 2). The jobs then run
+in ``--jobs`` worker processes (default 2 on 2 or more cores), each with
 cpu_count // jobs torch threads (cpu_count // N when only N < jobs are left to run), the costliest pack's first
 (by the wall time of its jobs already finished in OUT, else by the length of its gold conversations); SFT and
 GRPO run in bf16 on a GPU when there is one, else float32.
@@ -293,24 +294,24 @@ def check_budgets(policy: Path, name: str, args) -> None:
             raise SystemExit(2)
 
 
-def build_tiny(out: Path, seed: int, args) -> Path:
-    """The tiny model of ``args.out``'s pack (its tokenizer learnt also from the pack's corpus, when asked)."""
-    corpus = ["--corpus", corpus_file(args.out)] if args.tokenizer_corpus == "train" else []
+def build_tiny(out: Path, seed: int, args, corpus: Optional[Path] = None) -> Path:
+    """The tiny model (its tokenizer's merges learnt also from ``corpus`` when given)."""
     mua("model", "tiny", out, "--hidden-size", args.hidden_size, "--heads", args.heads, "--layers", args.layers,
         "--sliding-window", args.sliding_window, "--seed", seed, *(["--single-digits"] if args.single_digits else []),
-        *(["--digit-places", args.digit_places] if args.digit_places else []), *corpus,
+        *(["--digit-places", args.digit_places] if args.digit_places else []),
+        *(["--corpus", corpus] if corpus else []),
         "--overwrite")  # rebuilt on every run (same seed, same bytes)
     return out
 
 
-def corpus_file(pack_out: Path) -> Path:
-    return pack_out / "tokenizer-corpus.txt"
+def corpus_file(pack_out: Path, args) -> Optional[Path]:
+    """The pack's tokenizer corpus when the tiny tokenizer learns from it (``--tokenizer-corpus train``), else None."""
+    return pack_out / "tokenizer-corpus.txt" if args.tokenizer_corpus == "train" and args.policy is None else None
 
 
-def write_corpus(pack_out: Path) -> None:
+def write_corpus(path: Path, pack_out: Path) -> None:
     """The pack's gold train conversations as the tiny model's chat template renders them (with the built-in
     tokenizer, whose template it is), written once and atomically: the text the tiny tokenizer learns words from."""
-    path = corpus_file(pack_out)
     if path.exists():
         return
     from datasets import load_from_disk
@@ -339,7 +340,7 @@ def one_seed(seed: int, args) -> Seed:
     folder.mkdir(parents=True, exist_ok=True)
     sft = folder / "sft"
     template = args.chat_template if args.policy else None  # the tiny model's own template speaks tools
-    start = args.policy or build_tiny(folder / "tiny", seed, args)
+    start = args.policy or build_tiny(folder / "tiny", seed, args, corpus_file(args.out, args))
     mua("sft", "--policy", start, "--dataset", args.out / "gold-dataset", "--output-dir", sft, "--max-steps",
         args.sft_steps, "--learning-rate", args.sft_lr, "--lr-scheduler-type", args.sft_lr_scheduler, "--seed", seed,
         "--no-progress", *speed_flags(), *(["--chat-template", template] if template else []),
@@ -678,18 +679,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     # the tokenizer and window every job will have: each pack's gold conversations must fit them, before any gold
     # run (a pack's own tokenizer, learnt from its gold run, is checked again once that exists)
-    corpus, args.tokenizer_corpus = args.tokenizer_corpus, "builtin"
     budget_model = args.policy or build_tiny(out / "budget-model", args.first_seed, args)
-    args.tokenizer_corpus = corpus
     for name, folder in packs.items():
         args.pack = folder
         check_budgets(budget_model, name, args)
     for name, folder in packs.items():
         args.pack, args.out = folder, out / name
         build_gold(args)
-        if args.policy is None and args.tokenizer_corpus == "train":
-            write_corpus(args.out)
-            check_budgets(build_tiny(args.out / "budget-model", args.first_seed, args), name, args)
+        corpus = corpus_file(args.out, args)
+        if corpus is not None:
+            write_corpus(corpus, args.out)
+            check_budgets(build_tiny(args.out / "budget-model", args.first_seed, args, corpus), name, args)
     args.pack, args.out = None, out
     finished, todo = finished_jobs(packs, seeds, args)
     run_jobs(longest_first(todo, out, settings(args)), args)

@@ -594,3 +594,18 @@ sys.exit(1)
     assert check.run_jobs([("a", 0)], args) == [("a", 0)]
     err = capsys.readouterr().err
     assert "learning check: pack a, seed 0: FAILED (exit 1): job a seed 0 failed: ValueError: boom; the other" in err
+
+
+@pytest.mark.slow
+def test_smoke_with_the_tokenizer_learnt_from_the_packs_conversations(tmp_path):
+    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke", "--packs", "refills",
+                           "--tokenizer-corpus", "train"], capture_output=True, text=True, timeout=1800)
+    assert_smoke(done, tmp_path, ["refills"])
+    corpus = (tmp_path / "refills" / "tokenizer-corpus.txt").read_text(encoding="utf-8")
+    assert corpus.count("<|im_start|>system") == 640  # every gold train conversation, rendered
+    # checked twice: with the built-in tokenizer before any gold run, with the pack's own once its corpus exists
+    assert done.stdout.count("gold conversations of split train") == 2
+    vocab = json.loads((tmp_path / "refills" / "seed-0" / "tiny" / "tokenizer.json").read_text())["model"]["vocab"]
+    assert "Ġrefill" in vocab or "refill" in vocab  # a word of the pack's became a token
+    settings = json.loads((tmp_path / "refills" / "seed-0" / "done.json").read_text())["settings"]
+    assert settings["tokenizer_corpus"] == "train"
