@@ -10,33 +10,24 @@ exactly: the loss (and the log-probs TRL re-reads) stay the same, and the traini
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Optional
 
-# Model types whose attention, masks and positions were checked against the reasoning above (transformers 5.24:
-# Qwen2 with rotary embeddings and per-layer ``layer_types``). Any other architecture keeps its full sequences.
-VERIFIED_MODEL_TYPES = ("qwen2",)
-OFF_ENV = "MUA_TRIM_TO_WINDOW"  # "0" turns the trimming off (to measure it, or to rule it out)
+from mua.harness.models.window import OFF_ENV, every_layer_window
+
+__all__ = ["OFF_ENV", "reach", "trim", "trim_start"]
 
 
 def reach(config: Any) -> Optional[int]:
     """How many tokens before a position its logits can depend on, when every layer is sliding-window attention
     with relative (rotary, unscaled) positions; None otherwise (then nothing may be trimmed)."""
-    if os.environ.get(OFF_ENV, "1") == "0":
-        return None
-    if config is None or getattr(config, "model_type", None) not in VERIFIED_MODEL_TYPES:
-        return None
-    window, layers = getattr(config, "sliding_window", None), getattr(config, "num_hidden_layers", None)
-    kinds = getattr(config, "layer_types", None)
-    if not isinstance(window, int) or window < 1 or not isinstance(layers, int) or layers < 1:
-        return None
-    if not kinds or len(kinds) != layers or any(k != "sliding_attention" for k in kinds):
+    window = every_layer_window(config)
+    if window is None:
         return None
     # rope types other than the plain one may scale with the sequence length (dynamic NTK, ...): not shift-proof
     rope = getattr(config, "rope_parameters", None) or {}
     if not isinstance(rope, dict) or rope.get("rope_type", "default") != "default":
         return None
-    return layers * (window - 1)
+    return config.num_hidden_layers * (window - 1)
 
 
 def trim_start(first_used: int, reach_: Optional[int]) -> int:

@@ -11,6 +11,9 @@ CPU) and their caches are then left-padded into one batch. The new tokens are de
 No re-reading: with a :class:`PrefixCache`, each row's keys and values are kept after generation, and a
 later prompt that extends a kept token sequence (the next turn of the same episode: its stream only grows)
 is prefilled from that cache, only its new tokens run through the model.
+
+A model whose every layer is a W-token window (window.py) keeps only the last W - 1 columns of keys and values,
+in the batch and in kept caches: a turn deep into a long conversation costs what the first one did.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import torch
 
 from .activity import METER
 from .generation import GenerationRequest, GenerationResult
+from .window import every_layer_window
 
 
 def _logits_kwarg(model) -> dict:
@@ -70,21 +74,25 @@ class PrefixCache:
     """Per-sequence KV caches kept between generation calls, keyed by the token ids they cover.
 
     An entry is taken (removed) by the call whose prompt extends it, which stores the longer sequence in its
-    place, so a multi-turn episode holds one entry. At most ``max_entries`` are kept, least recently stored
-    dropped first (finished episodes age out). Clear it whenever the model's weights change.
+    place, so a multi-turn episode holds one entry. Episodes that said the same thing so far (a group of
+    samples of one task, trials of one task) each keep their own entry under the same key: one of them taking
+    it must not leave the others to re-read their whole conversation. At most ``max_entries`` are kept, least
+    recently stored dropped first (finished episodes age out). Clear it whenever the model's weights change.
     """
 
     def __init__(self, max_entries: int = 32):
         self.max_entries = max_entries
-        self._entries: dict[tuple[int, ...], Layers] = {}
+        self._entries: dict[tuple[int, ...], list[Layers]] = {}  # key -> one kept copy per episode
+        self._count = 0
         self.hits = 0  # prompt tokens served from the cache (for tests and benchmarks)
         self.misses = 0  # prompt tokens run through the model
 
     def clear(self) -> None:
         self._entries.clear()
+        self._count = 0
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return self._count
 
     def take(self, prompt: list[int]) -> tuple[int, Optional[Layers]]:
         """The longest kept sequence that is a proper prefix of ``prompt``: (its length, its layers), removed
@@ -96,19 +104,30 @@ class PrefixCache:
                 best = key
         if best is None:
             return 0, None
-        return len(best), self._entries.pop(best)
+        copies = self._entries[best]
+        layers = copies.pop()
+        if not copies:
+            del self._entries[best]
+        self._count -= 1
+        return len(best), layers
 
     def put(self, ids: list[int], layers: Layers) -> None:
         if not ids or self.max_entries < 1:
             return
-        self._entries.pop(tuple(ids), None)
-        self._entries[tuple(ids)] = layers
-        while len(self._entries) > self.max_entries:
-            del self._entries[next(iter(self._entries))]
+        key = tuple(ids)
+        self._entries[key] = self._entries.pop(key, []) + [layers]  # to the end: the most recent
+        self._count += 1
+        while self._count > self.max_entries:
+            oldest = next(iter(self._entries))
+            self._entries[oldest].pop(0)
+            if not self._entries[oldest]:
+                del self._entries[oldest]
+            self._count -= 1
 
 
-def _prefill_row(model, prompt: list[int], device, extra: dict, cache: Optional[PrefixCache]):
-    """One prompt alone (no padding): its last-position logits and its layers, from a kept prefix if any."""
+def _prefill_row(model, prompt: list[int], device, extra: dict, cache: Optional[PrefixCache], keep: Optional[int]):
+    """One prompt alone (no padding): its last-position logits and its layers (at most ``keep`` columns), from a
+    kept prefix if any."""
     from transformers import DynamicCache
 
     start, kept, past = 0, None, None
@@ -122,40 +141,74 @@ def _prefill_row(model, prompt: list[int], device, extra: dict, cache: Optional[
     new = torch.tensor([prompt[start:]], dtype=torch.long, device=device)
     positions = torch.arange(start, len(prompt), device=device)[None]
     out = model(input_ids=new, position_ids=positions, past_key_values=past, use_cache=True, **extra)
-    return out.logits[0, -1].float().cpu(), _cache_layers(out.past_key_values)
+    return out.logits[0, -1].float().cpu(), _last_columns(_cache_layers(out.past_key_values), keep)
+
+
+def _last_columns(layers: Layers, keep: Optional[int]) -> Layers:
+    if keep is None:
+        return layers
+    return [(k[:, :, -keep:], v[:, :, -keep:]) for k, v in layers]
+
+
+def _plain_cache(layers: Layers):
+    """A cache of full (not sliding) layers holding ``layers``: the mask then sees every column it holds, the
+    window being applied by cropping (below) rather than inside the cache."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    for index, (k, v) in enumerate(layers):
+        cache.update(k, v, index)
+    return cache
+
+
+def _crop(cache, mask: torch.Tensor, keep: Optional[int]):
+    """Drop the columns no later query can attend to (only for a model whose every layer is a window): views,
+    in place, so the next step's concatenation is the only copy."""
+    if keep is None or mask.shape[1] <= keep:
+        return cache, mask
+    for layer in cache.layers:
+        layer.keys, layer.values = layer.keys[:, :, -keep:], layer.values[:, :, -keep:]
+    return cache, mask[:, -keep:]
 
 
 def _prefill(model, requests: list[GenerationRequest], pad_id: int, device, extra: dict,
-             prefix_cache: Optional[PrefixCache] = None):
-    """Run the prompts; return the batch's last-position logits, its left-padded cache and its mask."""
-    from transformers import DynamicCache
-
+             prefix_cache: Optional[PrefixCache] = None, keep: Optional[int] = None):
+    """Run the prompts; return the batch's last-position logits, its left-padded cache and its mask (at most
+    ``keep`` columns when given)."""
     width = max(len(r.prompt_ids) for r in requests)
-    mask = torch.zeros((len(requests), width), dtype=torch.long, device=device)
-    for i, r in enumerate(requests):
-        mask[i, width - len(r.prompt_ids):] = 1
     if prefix_cache is None and width <= PADDED_PREFILL_MAX_TOKENS:
+        mask = torch.zeros((len(requests), width), dtype=torch.long, device=device)
         ids = torch.full((len(requests), width), pad_id, dtype=torch.long, device=device)
         for i, r in enumerate(requests):
+            mask[i, width - len(r.prompt_ids):] = 1
             ids[i, width - len(r.prompt_ids):] = torch.tensor(r.prompt_ids, dtype=torch.long)
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         out = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **extra)
-        return out.logits[:, -1].float().cpu(), out.past_key_values, mask
+        logits = out.logits[:, -1].float().cpu()
+        if keep is None:
+            return logits, out.past_key_values, mask
+        # a windowed model's own cache may already hold fewer columns than the prompt: the mask follows it
+        layers = _last_columns(_cache_layers(out.past_key_values), keep)
+        return logits, _plain_cache(layers), mask[:, mask.shape[1] - layers[0][0].shape[2]:]
     logits, rows = [], []
     for r in requests:
-        row_logits, layers = _prefill_row(model, r.prompt_ids, device, extra, prefix_cache)
+        row_logits, layers = _prefill_row(model, r.prompt_ids, device, extra, prefix_cache, keep)
         logits.append(row_logits)
         rows.append(layers)
-    cache = DynamicCache()
-    for index in range(len(rows[0])):
-        keys, values = [], []
-        for row in rows:
-            k, v = row[index]
-            pad = width - k.shape[2]  # (batch, heads, length, head_dim): pad the length on the left
-            keys.append(torch.nn.functional.pad(k, (0, 0, pad, 0)))
-            values.append(torch.nn.functional.pad(v, (0, 0, pad, 0)))
-        cache.update(torch.cat(keys), torch.cat(values), index)
-    return torch.stack(logits), cache, mask
+    # a row's columns: its longest layer's (a hybrid model's windowed layers may hold fewer: they are padded
+    # on the left like the row, and the window mask never reaches those columns)
+    lengths = [max(k.shape[2] for k, _ in row) for row in rows]
+    width = max(lengths)
+    mask = torch.zeros((len(requests), width), dtype=torch.long, device=device)
+    for i, length in enumerate(lengths):
+        mask[i, width - length:] = 1
+
+    def padded(t: torch.Tensor) -> torch.Tensor:  # (batch, heads, length, head_dim): pad the length on the left
+        return torch.nn.functional.pad(t, (0, 0, width - t.shape[2], 0))
+
+    layers = [(torch.cat([padded(row[index][0]) for row in rows]), torch.cat([padded(row[index][1]) for row in rows]))
+              for index in range(len(rows[0]))]
+    return torch.stack(logits), _plain_cache(layers), mask
 
 
 @torch.inference_mode()
@@ -163,14 +216,18 @@ def generate_batch(model, requests: list[GenerationRequest], stop_ids: set[int],
                    device: str | torch.device = "cpu",
                    prefix_cache: Optional[PrefixCache] = None) -> list[GenerationResult]:
     """Generate every request's completion. With ``prefix_cache``, prompts extending a kept sequence are
-    prefilled from it, and each row's sequence (prompt and generated ids but the last) is kept after."""
+    prefilled from it, and each row's sequence (prompt and generated ids but the last) is kept after.
+
+    A model whose every layer is a W-token window keeps only the last W - 1 columns of keys and values (all a
+    next query can attend to): decoding then costs the same at any depth of a long conversation."""
     n = len(requests)
     gens = [torch.Generator().manual_seed(r.seed) for r in requests]
     results = [GenerationResult([], [], "length") for _ in requests]
     done = [False] * n
     extra = _logits_kwarg(model)
-    logits, cache, mask = _prefill(model, requests, pad_id, device, extra, prefix_cache)
-    width = mask.shape[1]
+    window = every_layer_window(getattr(model, "config", None))
+    keep = window - 1 if window is not None and window > 1 else None
+    logits, cache, mask = _prefill(model, requests, pad_id, device, extra, prefix_cache, keep)
     positions = torch.tensor([[len(r.prompt_ids) - 1] for r in requests], dtype=torch.long, device=device)
     for _ in range(max(r.max_new_tokens for r in requests)):
         step, fresh = [], 0
@@ -187,31 +244,32 @@ def generate_batch(model, requests: list[GenerationRequest], stop_ids: set[int],
                 results[i].finish_reason, done[i] = "stop", True
             elif len(results[i].token_ids) >= r.max_new_tokens:
                 done[i] = True
+            if done[i] and prefix_cache is not None:
+                _keep(prefix_cache, cache, i, r, results[i], keep)
             step.append(token)
         METER.add_tokens(fresh)  # the progress line's tokens/s, live while a long batch decodes
         if all(done):
             break
+        cache, mask = _crop(cache, mask, keep)
         mask = torch.cat([mask, torch.ones((n, 1), dtype=mask.dtype, device=mask.device)], dim=1)
         positions = positions + 1
         out = model(input_ids=torch.tensor(step, dtype=torch.long, device=device)[:, None], attention_mask=mask,
                     position_ids=positions, past_key_values=cache, use_cache=True, **extra)
         cache = out.past_key_values
         logits = out.logits[:, -1, :].float().cpu()
-    if prefix_cache is not None:
-        _keep(prefix_cache, cache, requests, results, width)
     return results
 
 
-def _keep(prefix_cache: PrefixCache, cache, requests: list[GenerationRequest], results: list[GenerationResult],
-          width: int) -> None:
-    """Store each row's keys and values for its prompt and generated ids but the last (whose are computed
-    only when decoding went on after it). Row i's prompt ends at column ``width`` (left padding) and its
-    k-th generated id was fed at column ``width + k``."""
-    layers = _cache_layers(cache)
-    for i, (r, res) in enumerate(zip(requests, results)):
-        kept = len(res.token_ids) - 1
-        if kept < 0:
-            continue
-        start, end = width - len(r.prompt_ids), width + kept
-        row = [(k[i:i + 1, :, start:end].clone(), v[i:i + 1, :, start:end].clone()) for k, v in layers]
-        prefix_cache.put(list(r.prompt_ids) + res.token_ids[:kept], row)
+def _keep(prefix_cache: PrefixCache, cache, i: int, request: GenerationRequest, result: GenerationResult,
+          keep: Optional[int]) -> None:
+    """Store row i's keys and values for its prompt and generated ids but the last, when the row has just
+    finished: the cache then ends with that row's last fed token (its last id was picked, not yet fed), and
+    the row's sequence fills the cache's last columns (left padding; a windowed cache holds only the newest)."""
+    kept = len(result.token_ids) - 1
+    if kept < 0:
+        return
+    length = len(request.prompt_ids) + kept if keep is None else min(len(request.prompt_ids) + kept, keep)
+    if length < 1:
+        return
+    row = [(k[i:i + 1, :, -length:].clone(), v[i:i + 1, :, -length:].clone()) for k, v in _cache_layers(cache)]
+    prefix_cache.put(list(request.prompt_ids) + result.token_ids[:kept], row)

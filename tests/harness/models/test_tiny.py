@@ -108,6 +108,75 @@ def test_a_sliding_window_checkpoint_generates_the_same_from_a_kept_cache(tmp_pa
         assert (full - torch.tensor(out.logprobs)).abs().max() < 1e-4
 
 
+def test_a_windowed_model_keeps_only_the_window_and_decodes_as_a_full_forward_pass(tmp_path, monkeypatch):
+    """Every layer a window of W: the decoding cache holds at most W - 1 columns (kept entries too), also while
+    replies run past the window, in the padded prefill and the kept-cache paths; the tokens and log-probs are
+    those of one full forward pass, and those of decoding with every column kept (MUA_TRIM_TO_WINDOW=0)."""
+    torch = pytest.importorskip("torch")
+    from transformers import AutoModelForCausalLM
+
+    from mua.harness.models import decode
+    from mua.harness.models.generation import GenerationRequest
+
+    window = 8
+    model = AutoModelForCausalLM.from_pretrained(
+        build_tiny_checkpoint(tmp_path / "w", hidden_size=64, heads=2, sliding_window=window)).eval()
+    widths = []
+    forward = model.forward
+
+    def spy(*args, **kwargs):  # the columns each decoding step attends over
+        cache = kwargs.get("past_key_values")
+        if cache is not None and cache.layers and cache.layers[0].keys is not None:
+            widths.append(cache.layers[0].keys.shape[2])
+        return forward(*args, **kwargs)
+
+    monkeypatch.setattr(model, "forward", spy)
+
+    def play(prefix_cache):
+        prompt = list(range(5, 35))
+        first = [GenerationRequest(prompt, 20, 1.0, 1.0, seed=1), GenerationRequest(prompt[:11], 20, 1.0, 1.0, seed=2)]
+        outs = decode.generate_batch(model, first, set(), 0, "cpu", prefix_cache=prefix_cache)
+        second = [GenerationRequest(prompt + outs[0].token_ids + list(range(60, 75)), 20, 1.0, 1.0, seed=3)]
+        return first + second, outs + decode.generate_batch(model, second, set(), 0, "cpu", prefix_cache=prefix_cache)
+
+    for kept in (decode.PrefixCache(), None):
+        widths.clear()
+        requests, outs = play(kept)
+        assert widths and max(widths) <= window - 1
+        if kept is not None:
+            assert kept.hits > 0
+            assert all(k.shape[2] <= window - 1 for layers in kept._entries.values() for row in layers for k, _ in row)
+        monkeypatch.setenv("MUA_TRIM_TO_WINDOW", "0")
+        _, untrimmed = play(decode.PrefixCache() if kept is not None else None)
+        monkeypatch.delenv("MUA_TRIM_TO_WINDOW")
+        for request, out, whole in zip(requests, outs, untrimmed):
+            assert out.token_ids == whole.token_ids
+            assert out.logprobs == pytest.approx(whole.logprobs, abs=1e-5)
+            ids = torch.tensor([request.prompt_ids + out.token_ids])
+            with torch.no_grad():
+                logps = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
+            n = len(request.prompt_ids)
+            full = logps[n - 1:-1].gather(1, torch.tensor(out.token_ids)[:, None])[:, 0]
+            assert (full - torch.tensor(out.logprobs)).abs().max() < 1e-4
+
+
+def test_episodes_that_said_the_same_so_far_each_keep_their_cache():
+    """A group of samples often opens with the same reply: each episode's next turn is still served from a
+    kept cache (one copy per episode under the same key), not re-read whole."""
+    from mua.harness.models.decode import PrefixCache
+
+    cache = PrefixCache(max_entries=3)
+    a, b = [("a",)], [("b",)]
+    cache.put([1, 2, 3], a)
+    cache.put([1, 2, 3], b)
+    assert len(cache) == 2
+    assert cache.take([1, 2, 3, 4]) == (3, b) and cache.take([1, 2, 3, 5]) == (3, a)
+    assert cache.take([1, 2, 3, 6]) == (0, None) and len(cache) == 0
+    for key in ([1], [1], [2], [3]):  # the oldest copy goes first when more than max_entries are kept
+        cache.put(key, [key])
+    assert len(cache) == 3 and cache.take([1, 9])[0] == 1 and cache.take([1, 9]) == (0, None)
+
+
 def test_sliding_window_flag(tmp_path, capsys):
     import json
 
