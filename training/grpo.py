@@ -27,6 +27,7 @@ from .progress import StepLog
 from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
 from .rollout import EpisodePlayer, RolloutFunc, RolloutSettings, episode_reward, task_key
 from .stopping import RolloutInterrupted, SaveOnInterrupt, rng_restore
+from .window import use_window_attention
 
 
 class TrainingInterrupted(MuaError):
@@ -140,6 +141,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
         model = AutoModelForCausalLM.from_pretrained(cfg.policy, dtype="auto")
     except Exception as exc:
         raise ConfigError(f"policy {cfg.policy}: cannot load the model: {type(exc).__name__}: {exc}") from None
+    use_window_attention(model)  # a windowed model's training pass reads each window once, not every key
     stop_ids = stop_ids_for(tokenizer, model.generation_config)
     if not stop_ids:
         raise ConfigError(f"{cfg.policy}: neither the tokenizer nor generation_config names an EOS token")

@@ -20,7 +20,7 @@ from .policy import Budget, Sampling, StreamPolicy
 from .resume import checkpoint_step, checkpoint_to_resume, record_config
 from .sft_config import SFT_CONFIG, SftRunConfig
 from .stopping import SaveOnInterrupt
-from .window import reach, trim
+from .window import reach, trim, use_window_attention
 
 SFT_FIX = "--chat-template hermes (llama3_json or a template FILE also work; config key chat_template)"
 
@@ -140,6 +140,7 @@ def load_policy(policy_dir: str, model_init_kwargs: Optional[dict] = None,
         model = AutoModelForCausalLM.from_pretrained(policy_dir, **{"dtype": "auto", **(model_init_kwargs or {})})
     except Exception as exc:  # transformers raises many kinds here (OSError, ValueError, KeyError, ...)
         raise ConfigError(f"policy {policy_dir}: cannot load it: {type(exc).__name__}: {exc}") from None
+    use_window_attention(model)  # a windowed model's training pass reads each window once, not every key
     stop_ids = stop_ids_for(tokenizer, model.generation_config)
     if not stop_ids:
         raise ConfigError(f"{policy_dir}: neither the tokenizer nor generation_config names an EOS token")

@@ -46,3 +46,45 @@ def trim(ids: list[int], mask: list[int], reach_: Optional[int]) -> tuple[list[i
         return ids, mask
     start = trim_start(first - 1, reach_)
     return ids[start:], mask[start:]
+
+
+WINDOW_ATTENTION = "mua_window_blocks"  # the attention implementation's registered name (never saved)
+
+
+def _window_attention(module, query, key, value, attention_mask, dropout: float = 0.0, scaling=None,
+                      sliding_window=None, **kwargs):
+    """SDPA over blocks of W queries, each against the 2W - 1 keys its window can reach, instead of every query
+    against every key (a windowed training pass of n tokens then costs about n * 2W, not n * n). Exact: a
+    block's slice of the mask allows the same keys as the whole mask does, the rest are outside the window.
+    Only for a whole sequence read at once (training, a prefill without a cache); else plain SDPA."""
+    import torch
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    n = query.shape[2]
+    if not sliding_window or attention_mask is None or attention_mask.dim() != 4 or n <= sliding_window \
+            or key.shape[2] != n:
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      **kwargs)
+    blocks = []
+    for start in range(0, n, sliding_window):
+        end, first = min(start + sliding_window, n), max(0, start - sliding_window + 1)
+        out, _ = sdpa_attention_forward(module, query[:, :, start:end], key[:, :, first:end],
+                                        value[:, :, first:end], attention_mask[:, :, start:end, first:end],
+                                        dropout=dropout, scaling=scaling, **kwargs)
+        blocks.append(out)  # (batch, block, heads, head_dim)
+    return torch.cat(blocks, dim=1), None
+
+
+def use_window_attention(model) -> bool:
+    """Give a model whose every layer is a window (``reach`` not None) the blocked attention above, in place of
+    SDPA; False (and nothing changed) for any other model, or one not on SDPA."""
+    config = getattr(model, "config", None)
+    if reach(config) is None or getattr(config, "_attn_implementation", None) != "sdpa":
+        return False
+    from transformers import AttentionInterface, AttentionMaskInterface
+    from transformers.masking_utils import sdpa_mask
+
+    AttentionInterface.register(WINDOW_ATTENTION, _window_attention)
+    AttentionMaskInterface.register(WINDOW_ATTENTION, sdpa_mask)  # the masks SDPA gets, sliced per block
+    model.set_attn_implementation(WINDOW_ATTENTION)
+    return True

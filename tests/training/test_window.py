@@ -191,3 +191,47 @@ def test_one_grpo_step_through_trl_reads_the_trimmed_prompt_exactly(tmp_path):
         full = _completion_logps(reference, ep.prompt_ids, ep.completion_ids)
         assert torch.allclose(batch["recomputed"][r, :n], full, rtol=1e-4, atol=1e-4)
         assert torch.allclose(full, torch.tensor(ep.logprobs), atol=1e-4)  # as the whole episode was sampled
+
+
+def test_blocked_window_attention_gives_sdpa_logits_and_gradients(tmp_path):
+    """The training pass of a windowed model reads each block of W queries against its 2W - 1 keys: logits and
+    gradients as SDPA's over every key, with left and right padding, on sequences several windows long."""
+    from transformers import AutoModelForCausalLM
+
+    from mua.harness.models.tiny import build_tiny_checkpoint
+    from mua.training.window import WINDOW_ATTENTION, use_window_attention
+
+    path = build_tiny_checkpoint(tmp_path / "w", seed=5, sliding_window=8)
+    ids = torch.randint(5, 200, (3, 45))
+    mask = torch.ones_like(ids)
+    mask[0, :7] = 0  # left padding
+    mask[1, 30:] = 0  # right padding
+
+    def run(blocked: bool):
+        model = AutoModelForCausalLM.from_pretrained(path, attn_implementation="sdpa")
+        if blocked:
+            assert use_window_attention(model)
+        assert model.config._attn_implementation == (WINDOW_ATTENTION if blocked else "sdpa")
+        logits = model(input_ids=ids, attention_mask=mask).logits
+        (logits.float() * mask[..., None]).square().mean().backward()
+        return logits.detach(), [p.grad for p in model.parameters()], model
+
+    plain, plain_grads, _ = run(False)
+    blocked, blocked_grads, model = run(True)
+    real = mask.bool()
+    assert (plain[real] - blocked[real]).abs().max() < 1e-5
+    assert all((a - b).abs().max() < 1e-5 for a, b in zip(plain_grads, blocked_grads))
+    model.save_pretrained(tmp_path / "saved")
+    assert WINDOW_ATTENTION not in (tmp_path / "saved" / "config.json").read_text()  # never saved
+
+
+def test_blocked_attention_only_for_a_windowed_sdpa_model(tiny_checkpoint, monkeypatch, tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    from mua.training.window import use_window_attention
+
+    assert not use_window_attention(AutoModelForCausalLM.from_pretrained(tiny_checkpoint))  # no window
+    monkeypatch.setenv(OFF_ENV, "0")
+    from mua.harness.models.tiny import build_tiny_checkpoint
+    path = build_tiny_checkpoint(tmp_path / "w", sliding_window=8)
+    assert not use_window_attention(AutoModelForCausalLM.from_pretrained(path))
