@@ -20,7 +20,8 @@ Before any job, the parent builds each pack's gold run and gold dataset (and tok
 (`mua eval --agent gold`, `mua export`) and checks that every gold conversation of the pack's train and
 evaluation splits fits the token budgets with the tokenizer its jobs will have (else exit 2). The jobs then run
 in ``--jobs`` worker processes (default 2 on 2 or more cores), each with
-cpu_count // jobs torch threads (cpu_count // N when only N < jobs are left to run), the costliest pack's first
+cpu_count // jobs torch threads (cpu_count // N when only N < jobs are left to run; a running job takes the
+cores of finished ones from its next step on, when no job is left to start), the costliest pack's first
 (by the wall time of its jobs already finished in OUT, else by the length of its gold conversations); SFT and
 GRPO run in bf16 on a GPU when there is one, else float32.
 
@@ -108,12 +109,34 @@ class PackResult:
     out: Optional[Path] = None  # where learning.png goes
 
 
+THREADS_FILE = "threads-wanted"  # in a running job's folder: its share of the cores, raised when other jobs finished
+JOB_FOLDER_ENV = "MUA_LEARNING_CHECK_JOB"  # a worker's job folder, where it reads THREADS_FILE
+
+
 def mua(*argv) -> None:
     from mua.harness.cli import main
 
+    take_more_threads()
     code = main([str(a) for a in argv])
     if code != 0:
         raise SystemExit(f"learning check: `mua {' '.join(map(str, argv))}` exited {code}")
+
+
+def take_more_threads() -> None:
+    """In a worker, before each step: the share of the cores the parent last wrote for this job, when larger
+    (the last jobs running get the cores of the finished ones; set between steps, never inside one)."""
+    folder = os.environ.get(JOB_FOLDER_ENV)
+    if not folder:
+        return
+    try:
+        wanted = int((Path(folder) / THREADS_FILE).read_text())
+    except (OSError, ValueError):
+        return
+    import torch
+
+    if wanted > torch.get_num_threads():
+        torch.set_num_threads(wanted)
+        print(f"learning check: now {wanted} threads", flush=True)
 
 
 def speed_flags() -> list[str]:
@@ -503,12 +526,26 @@ def run_jobs(todo: list[tuple[str, int]], args) -> list[tuple[str, int]]:
                 del running[(name, seed)]
                 if not job_ended(name, seed, proc.returncode, t0, late, args):
                     failed.append((name, seed))
+                if not pending:  # a core came free and no job waits for it: the running ones share it
+                    for other in running:
+                        share_cores(other, threads_per_job(len(running)), args.out)
     finally:
         signal.signal(signal.SIGTERM, stop_on_sigterm)  # a second SIGTERM ends this process at once
         for proc, log, _ in running.values():  # interrupted: stop the jobs in flight (redone on the next run)
             stop(proc, signal.SIGTERM)
             log.close()
     return failed
+
+
+def share_cores(job: tuple[str, int], threads: int, out: Path) -> None:
+    """Tell a running job (through its folder) that it may use ``threads`` threads from its next step on."""
+    path = out / job[0] / f"seed-{job[1]}" / THREADS_FILE
+    try:
+        if int(path.read_text()) >= threads:
+            return
+    except (OSError, ValueError):
+        pass
+    write_atomically(path, f"{threads}\n")
 
 
 def check_job_folders(todo: list[tuple[str, int]], out: Path) -> None:
@@ -549,7 +586,7 @@ def start_job(name: str, seed: int, threads: int, args) -> tuple[subprocess.Pope
     shutil.rmtree(folder, ignore_errors=True)  # unfinished: redone from the start
     folder.mkdir(parents=True)
     log = open(folder / "job.log", "w")
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), JOB_FOLDER_ENV: str(folder)}
     proc = subprocess.Popen(worker_argv(name, seed, threads, args), stdout=log, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True)
     print(f"learning check: pack {name}, seed {seed}: started with {threads} thread(s) (log: {folder / 'job.log'})",

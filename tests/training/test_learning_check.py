@@ -609,3 +609,33 @@ def test_smoke_with_the_tokenizer_learnt_from_the_packs_conversations(tmp_path):
     assert "Ġrefill" in vocab or "refill" in vocab  # a word of the pack's became a token
     settings = json.loads((tmp_path / "refills" / "seed-0" / "done.json").read_text())["settings"]
     assert settings["tokenizer_corpus"] == "train"
+
+
+def test_the_last_jobs_running_take_the_cores_of_finished_ones(tmp_path, monkeypatch, capsys):
+    """No job left to start: a running job is told (THREADS_FILE in its folder) to use the freed cores, and takes
+    them before its next step, never fewer than it has."""
+    import torch
+
+    check = load_script()
+    waits = """import os, sys, time
+folder = sys.argv[1]
+while "slow" in folder and not os.path.exists(os.path.join(folder, "threads-wanted")):
+    time.sleep(0.1)
+open(os.path.join(folder, "done.json"), "w").write("{}")
+"""
+    fake_workers(check, monkeypatch, waits)
+    monkeypatch.setattr(check.os, "cpu_count", lambda: 8)
+    args = check.parse_args(["--out", str(tmp_path / "o"), "--jobs", "2", "--job-timeout", "60"])
+    args.argv = []
+    check.claim_out(args.out)
+    assert check.run_jobs([("slow", 0), ("a", 0)], args) == []  # slow ends only once told
+    folder = args.out / "slow" / "seed-0"
+    assert (folder / check.THREADS_FILE).read_text() == "8\n"
+    got = []
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
+    monkeypatch.setattr(torch, "set_num_threads", got.append)
+    monkeypatch.setenv(check.JOB_FOLDER_ENV, str(folder))
+    check.take_more_threads()
+    (folder / check.THREADS_FILE).write_text("2\n")
+    check.take_more_threads()  # never fewer
+    assert got == [8] and "now 8 threads" in capsys.readouterr().out
