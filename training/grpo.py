@@ -22,6 +22,7 @@ from .backends import TransformersBackend, VllmColocateBackend, VllmServerBacken
 from .budgets import check_gold_budgets
 from .checkpoints import atomic, clear_staging, save_final_model
 from .config import TrainConfig, check_checkpoint_dir, check_user_model, protocol_specs
+from .lm_head import score_labelled_positions_only
 from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
 from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
@@ -142,6 +143,7 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     except Exception as exc:
         raise ConfigError(f"policy {cfg.policy}: cannot load the model: {type(exc).__name__}: {exc}") from None
     use_window_attention(model)  # a windowed model's training pass reads each window once, not every key
+    score_labelled_positions_only()
     stop_ids = stop_ids_for(tokenizer, model.generation_config)
     if not stop_ids:
         raise ConfigError(f"{cfg.policy}: neither the tokenizer nor generation_config names an EOS token")

@@ -16,6 +16,7 @@ from mua.harness.models.stream import TemplateSuffixer, TokenStream, stop_text_o
 
 from .checkpoints import atomic, clear_staging, save_final_model
 from .config import check_checkpoint_dir
+from .lm_head import score_labelled_positions_only
 from .policy import Budget, Sampling, StreamPolicy
 from .resume import checkpoint_step, checkpoint_to_resume, record_config
 from .sft_config import SFT_CONFIG, SftRunConfig
@@ -141,6 +142,7 @@ def load_policy(policy_dir: str, model_init_kwargs: Optional[dict] = None,
     except Exception as exc:  # transformers raises many kinds here (OSError, ValueError, KeyError, ...)
         raise ConfigError(f"policy {policy_dir}: cannot load it: {type(exc).__name__}: {exc}") from None
     use_window_attention(model)  # a windowed model's training pass reads each window once, not every key
+    score_labelled_positions_only()
     stop_ids = stop_ids_for(tokenizer, model.generation_config)
     if not stop_ids:
         raise ConfigError(f"{policy_dir}: neither the tokenizer nor generation_config names an EOS token")
