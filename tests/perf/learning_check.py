@@ -646,7 +646,7 @@ def parse_args(argv: Optional[list[str]] = None):
                          "cpu_count // N when only N < jobs are left (default 2 on 2 or more cores)")
     ap.add_argument("--job-timeout", type=float, default=4 * 3600, metavar="SECONDS",
                     help="kill a job still running after this many seconds (with every process it started): it "
-                         "fails its pack, and a re-run redoes it (default 4 hours, about 9x the slowest job "
+                         "fails its pack, and a re-run redoes it (default 4 hours, about 20x the slowest job "
                          "measured on 2 cores; 0: no limit)")
     ap.add_argument("--job", default=None, help=argparse.SUPPRESS)  # a worker: PACK:SEED
     ap.add_argument("--job-threads", type=int, default=None, help=argparse.SUPPRESS)  # a worker's torch threads
