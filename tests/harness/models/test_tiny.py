@@ -80,10 +80,22 @@ def test_size_flags_and_a_size_that_cannot_split_into_heads(tmp_path, capsys):
         main(["model", "tiny", str(tmp_path / "o"), "--heads", "0"])
 
 
+def assert_logprobs_of_one_forward_pass(model, request, out) -> None:
+    """The generated tokens' log-probs are those of one forward pass over the prompt and the completion."""
+    import torch
+
+    ids = torch.tensor([request.prompt_ids + out.token_ids])
+    with torch.no_grad():
+        logps = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
+    n = len(request.prompt_ids)
+    full = logps[n - 1:-1].gather(1, torch.tensor(out.token_ids)[:, None])[:, 0]
+    assert (full - torch.tensor(out.logprobs)).abs().max() < 1e-4
+
+
 def test_a_sliding_window_checkpoint_generates_the_same_from_a_kept_cache(tmp_path):
     """Decoding in a batch with left padding and from a kept KV cache gives the log-probs of one full forward
     pass, also when the prompts are longer than the window."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from transformers import AutoModelForCausalLM
 
     from mua.harness.models.decode import PrefixCache, generate_batch
@@ -100,19 +112,14 @@ def test_a_sliding_window_checkpoint_generates_the_same_from_a_kept_cache(tmp_pa
     outs += generate_batch(model, second, set(), 0, "cpu", prefix_cache=cache)
     assert cache.hits > 0
     for request, out in zip(first + second, outs):
-        ids = torch.tensor([request.prompt_ids + out.token_ids])
-        with torch.no_grad():
-            logps = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
-        n = len(request.prompt_ids)
-        full = logps[n - 1:-1].gather(1, torch.tensor(out.token_ids)[:, None])[:, 0]
-        assert (full - torch.tensor(out.logprobs)).abs().max() < 1e-4
+        assert_logprobs_of_one_forward_pass(model, request, out)
 
 
 def test_a_windowed_model_keeps_only_the_window_and_decodes_as_a_full_forward_pass(tmp_path, monkeypatch):
     """Every layer a window of W: the decoding cache holds at most W - 1 columns (kept entries too), also while
     replies run past the window, in the padded prefill and the kept-cache paths; the tokens and log-probs are
     those of one full forward pass, and those of decoding with every column kept (MUA_TRIM_TO_WINDOW=0)."""
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from transformers import AutoModelForCausalLM
 
     from mua.harness.models import decode
@@ -152,12 +159,7 @@ def test_a_windowed_model_keeps_only_the_window_and_decodes_as_a_full_forward_pa
         for request, out, whole in zip(requests, outs, untrimmed):
             assert out.token_ids == whole.token_ids
             assert out.logprobs == pytest.approx(whole.logprobs, abs=1e-5)
-            ids = torch.tensor([request.prompt_ids + out.token_ids])
-            with torch.no_grad():
-                logps = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
-            n = len(request.prompt_ids)
-            full = logps[n - 1:-1].gather(1, torch.tensor(out.token_ids)[:, None])[:, 0]
-            assert (full - torch.tensor(out.logprobs)).abs().max() < 1e-4
+            assert_logprobs_of_one_forward_pass(model, request, out)
 
 
 def test_episodes_that_said_the_same_so_far_each_keep_their_cache():
