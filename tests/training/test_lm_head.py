@@ -10,10 +10,9 @@ trl_utils = pytest.importorskip("trl.trainer.utils")
 
 def test_labelled_positions_only_gives_the_same_outputs(tiny_checkpoint, monkeypatch):
     from transformers import AutoModelForCausalLM
+    from trl.kernels.chunked_logprob import _use_triton as trls_own
 
     from mua.training.lm_head import score_labelled_positions_only
-
-    from trl.kernels.chunked_logprob import _use_triton as trls_own
 
     monkeypatch.setattr(trl_utils, "_use_triton", trls_own)  # unpatched here (an earlier SFT may have), restored after
     assert not trl_utils._use_triton(torch.device("cpu"))  # TRL's own choice: every position on the CPU
