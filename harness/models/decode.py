@@ -128,16 +128,12 @@ class PrefixCache:
 def _prefill_row(model, prompt: list[int], device, extra: dict, cache: Optional[PrefixCache], keep: Optional[int]):
     """One prompt alone (no padding): its last-position logits and its layers (at most ``keep`` columns), from a
     kept prefix if any."""
-    from transformers import DynamicCache
-
     start, kept, past = 0, None, None
     if cache is not None:
         start, kept = cache.take(prompt)
         cache.hits, cache.misses = cache.hits + start, cache.misses + len(prompt) - start
     if kept is not None:
-        past = DynamicCache()
-        for index, (k, v) in enumerate(kept):
-            past.update(k, v, index)
+        past = _plain_cache(kept)
     new = torch.tensor([prompt[start:]], dtype=torch.long, device=device)
     positions = torch.arange(start, len(prompt), device=device)[None]
     out = model(input_ids=new, position_ids=positions, past_key_values=past, use_cache=True, **extra)
