@@ -47,8 +47,7 @@ def parse_json(text: bytes | str, *, where: str) -> Any:
     try:
         return loads_line(text)
     except BadLine as e:
-        reason = str(e).replace("line is ", "it is ").replace("line cannot", "it cannot")
-        raise DataError(f"{where}: {reason}") from None
+        raise DataError(f"{where}: {e.about('it')}") from None
 
 
 def read_json(path: Path | str, *, what: str = "JSON file", expect: Optional[type] = None) -> Any:

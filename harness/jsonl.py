@@ -4,17 +4,37 @@ loses the rest of the file.
 Lines are read as bytes and decoded one by one, so invalid UTF-8 spoils only its own line. A line that cannot
 be parsed (not UTF-8, not JSON, NaN/Infinity, a number that overflows to infinity, an integer too long to
 convert, nesting too deep) raises :class:`BadLine` with a one-line reason.
+
+JSON another party wrote for mua to act on (an endpoint's reply, a model's tool-call arguments) is read by
+:func:`loads_untrusted`: the same reader, and then the value itself must be safe to pass on, nested at most
+``MAX_DEPTH`` deep (code further on re-encodes and re-parses it, near Python's recursion limit), every number
+finite and every text valid Unicode (a ``"\\ud800"`` escape decodes to a lone surrogate, which cannot be
+encoded as UTF-8: not in a request body, nor by a tokenizer).
 """
 from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
+
+MAX_DEPTH = 100  # nesting of untrusted JSON; no reply or tool call of a real model comes near it
+_SURROGATE = re.compile("[\ud800-\udfff]")  # after decoding, only a lone one can remain in a str
 
 
 class BadLine(ValueError):
-    """A line that is not one valid JSON value; ``str()`` is the reason."""
+    """A line that is not one valid JSON value; ``str()`` is the reason. ``syntax``: the text is not JSON at
+    all (as opposed to JSON whose values cannot be used safely)."""
+
+    def __init__(self, reason: str, syntax: bool = False):
+        super().__init__(reason)
+        self.syntax = syntax
+
+    def about(self, subject: str) -> str:
+        """The reason said of ``subject`` instead of "line" (``"it"``, ``"the reply"``)."""
+        text = str(self)
+        return subject + text[4:] if text.startswith("line ") else text
 
 
 def _reject_constant(name: str) -> Any:
@@ -45,9 +65,48 @@ def loads_line(raw: bytes | str, *, strict: bool = True) -> Any:
     except RecursionError:
         raise BadLine("line is nested too deeply to read") from None
     except json.JSONDecodeError as e:
-        raise BadLine(f"line is not valid JSON: {e}") from None
+        raise BadLine(f"line is not valid JSON: {e}", syntax=True) from None
     except ValueError as e:  # e.g. an integer of thousands of digits
         raise BadLine(f"line cannot be read: {e}") from None
+
+
+def check_untrusted(value: Any, max_depth: int = MAX_DEPTH) -> None:
+    """BadLine unless a decoded value is nested at most ``max_depth`` deep, holds only finite numbers and only
+    valid Unicode text (keys included). Walks without recursion, so any depth is reported, never raised."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                raise BadLine("line holds text that is not valid Unicode (a lone surrogate)")
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                raise BadLine(f"line holds the number {item}, which is not finite")
+        elif isinstance(item, (dict, list)):
+            if level > max_depth:
+                raise BadLine(f"line is nested deeper than {max_depth} levels")
+            if isinstance(item, dict):
+                stack.extend((k, level) for k in item)
+                stack.extend((v, level + 1) for v in item.values())
+            else:
+                stack.extend((v, level + 1) for v in item)
+
+
+def loads_untrusted(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
+    """One JSON value another party wrote (see the module's docstring), or BadLine with the reason."""
+    value = loads_line(raw)
+    check_untrusted(value, max_depth)
+    return value
+
+
+def unsafe_json(text: str, max_depth: int = MAX_DEPTH) -> Optional[BadLine]:
+    """Why JSON text a model wrote cannot be handed on safely, or None: readable JSON, or text that is no JSON
+    at all, which every reader of it (an environment parsing tool-call arguments) answers as such."""
+    try:
+        loads_untrusted(text, max_depth)
+    except BadLine as e:
+        return None if e.syntax else e
+    return None
 
 
 def iter_raw_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:

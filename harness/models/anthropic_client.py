@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 from ..types import Message, ToolCall, ToolSpec, Usage
 from . import pools
-from .openai_client import OpenAIChatModel, read_reply
+from .openai_client import OpenAIChatModel, read_reply, token_count
 from .translate import arguments, merged, sent_params, system_text, text, tool_choice
 
 ANTHROPIC_VERSION = "2023-06-01"
@@ -87,7 +87,7 @@ def _parse_anthropic(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
             calls.append(ToolCall(id=str(block.get("id") or f"{call_id_prefix}_{len(calls)}"),
                                   name=str(block["name"]), arguments=args))
     usage = data.get("usage") or {}
-    prompt = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens",
-                                                   "cache_read_input_tokens"))
+    prompt = sum(token_count(usage, k) for k in ("input_tokens", "cache_creation_input_tokens",
+                                                 "cache_read_input_tokens"))
     return (Message(role="assistant", content="".join(texts) if texts else None, tool_calls=calls or None),
-            Usage(requests=1, prompt_tokens=prompt, completion_tokens=int(usage.get("output_tokens") or 0)))
+            Usage(requests=1, prompt_tokens=prompt, completion_tokens=token_count(usage, "output_tokens")))

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
+from ..jsonl import BadLine, loads_untrusted
 from ..types import Message, ToolCall, ToolSpec, Usage
 from . import pools
-from .openai_client import OpenAIChatModel, read_reply
+from .openai_client import OpenAIChatModel, read_reply, token_count
 from .translate import arguments, merged, sent_params, system_text, text, tool_choice
 
 # OpenAI request params -> Gemini generationConfig fields
@@ -72,9 +73,9 @@ def _gemini_choice(choice: Any) -> dict:
 
 
 def _tool_response(text: str) -> dict:
-    try:
-        value = json.loads(text) if text.lstrip().startswith("{") else None
-    except ValueError:
+    try:  # the hardened reader: a tool's result may be JSON too deep for json.loads
+        value = loads_untrusted(text) if text.lstrip().startswith("{") else None
+    except BadLine:
         value = None
     return value if isinstance(value, dict) else {"content": text}
 
@@ -105,6 +106,6 @@ def _parse_gemini(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
         elif "text" in part and not part.get("thought"):  # thought summaries are not the answer
             texts.append(str(part["text"]))
     usage = data.get("usageMetadata") or {}
-    completion = int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0)
+    completion = token_count(usage, "candidatesTokenCount") + token_count(usage, "thoughtsTokenCount")
     return (Message(role="assistant", content="".join(texts) if texts else None, tool_calls=calls or None),
-            Usage(requests=1, prompt_tokens=int(usage.get("promptTokenCount") or 0), completion_tokens=completion))
+            Usage(requests=1, prompt_tokens=token_count(usage, "promptTokenCount"), completion_tokens=completion))

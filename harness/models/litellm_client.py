@@ -18,6 +18,7 @@ from dataclasses import asdict
 from typing import Any, Optional
 
 from ..errors import ConfigError, ModelError
+from ..jsonl import BadLine, check_untrusted
 from ..types import Message, ToolSpec, Usage
 from .openai_client import _Transient, parse_reply, request_message, retry_policy
 
@@ -105,7 +106,11 @@ class LiteLLMChatModel:
             response = await self.litellm.acompletion(**request, timeout=self.timeout_s,
                                                       num_retries=max(0, self.retry.max_attempts - 1))
             self.last_answer = time.monotonic()
-            return parse_reply(response.model_dump(), f"call_{len(messages)}")
+            data = response.model_dump()
+            check_untrusted(data)  # what LiteLLM decoded, held to the rules of every other client's replies
+            return parse_reply(data, f"call_{len(messages)}")
+        except BadLine as e:
+            raise ModelError(f"LiteLLM model {self.model}: malformed reply: {e.about('the reply')}") from None
         except _Transient as e:
             raise ModelError(f"LiteLLM model {self.model}: {e}") from None
         except Exception as e:  # LiteLLM's own exception classes, whatever the provider

@@ -1,9 +1,14 @@
 """A ChatModel for any OpenAI-compatible ``/v1/chat/completions`` endpoint (vLLM, hosted APIs).
 
 Transient failures (429, 408, 409, 5xx, timeouts, dropped connections, unreadable bodies) are retried with
-exponential backoff and jitter, honouring Retry-After; other 4xx fail at once. The API key is read from an
-environment variable and lives only in the HTTP session's headers: it is redacted from every error and log
-line, and never appears in ``repr`` or :meth:`OpenAIChatModel.describe`.
+exponential backoff and jitter, honouring Retry-After; other 4xx fail at once. Every reply body, whatever the
+provider's format, is read by the hardened reader (``harness/jsonl.py: loads_untrusted``: nesting, integer
+digits, non-finite numbers, invalid UTF-8 and lone surrogates), and so are the tool-call arguments it carries
+as text; token counts must be whole numbers from 0 to ``MAX_TOKEN_COUNT``. A reply that breaks these rules is
+malformed: retried, then the episode's ModelError, never an exception that escapes the client.
+
+The API key is read from an environment variable and lives only in the HTTP session's headers: it is redacted
+from every error and log line, and never appears in ``repr`` or :meth:`OpenAIChatModel.describe`.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_af
 from tenacity.wait import wait_base
 
 from ..errors import ConfigError, ModelError
+from ..jsonl import BadLine, loads_untrusted, unsafe_json
 from ..types import Message, ToolCall, ToolSpec, Usage
 from ..urls import redact_url
 from . import pools
@@ -41,6 +47,7 @@ log = logging.getLogger("mua.models")
 LOCAL_BASE_URL = "http://127.0.0.1:8000/v1"
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 ERROR_TEXT_LIMIT = 500  # characters of a server's error body kept in an exception message
+MAX_TOKEN_COUNT = 10**12  # per request; far above any model's context, far below what breaks a cost sum
 
 
 @dataclass(frozen=True)
@@ -104,14 +111,14 @@ def _error_text(raw: bytes) -> str:
     """The server's error message: ``error.message`` of a JSON error body, else the body text, shortened."""
     text = raw.decode("utf-8", errors="replace")
     try:
-        body = json.loads(text)
-        err = body.get("error", body) if isinstance(body, dict) else body
-        if isinstance(err, dict) and err.get("message"):
-            text = str(err["message"])
-        elif isinstance(err, str):
-            text = err
-    except ValueError:
-        pass
+        body = loads_untrusted(text)
+    except BadLine:  # not JSON, or JSON too hostile to look into: the text itself, shortened
+        body = None
+    err = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(err, dict) and err.get("message"):
+        text = str(err["message"])
+    elif isinstance(err, str):
+        text = err
     text = text.strip()
     return text if len(text) <= ERROR_TEXT_LIMIT else text[:ERROR_TEXT_LIMIT] + "..."
 
@@ -128,8 +135,40 @@ def read_reply(parse: Callable[[Any, str], tuple[Message, Usage]], data: Any,
     server may answer properly next time; the retry budget bounds it)."""
     try:
         return parse(data, call_id_prefix)
+    except BadLine as e:  # a value the reply's own checks refused; the reason says which
+        raise _Transient(f"malformed reply: {e}") from None
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as e:
         raise _Transient(f"malformed reply: {type(e).__name__}: {e}") from None
+
+
+def read_body(raw: bytes) -> Any:
+    """A 200 response's body through the hardened reader; _Transient naming the reason when it breaks a rule."""
+    try:
+        return loads_untrusted(raw)
+    except BadLine as e:
+        raise _Transient(f"malformed reply: {e.about('the body')}") from None
+
+
+def token_count(usage: Any, key: str) -> int:
+    """``usage[key]`` as a token count: absent or null is 0 (a server that does not count); anything but a whole
+    number from 0 to MAX_TOKEN_COUNT is a malformed reply (BadLine), never a count that breaks a cost sum."""
+    value = usage.get(key)
+    if value is None:
+        return 0
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= MAX_TOKEN_COUNT
+            or (isinstance(value, float) and not value.is_integer())):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+        raise BadLine(f"usage {key} is {shown}, not a token count")
+    return int(value)
+
+
+def checked_call(call: ToolCall, index: int) -> ToolCall:
+    """``call`` when its arguments text is safe to hand to the environment (readable JSON, or no JSON at all,
+    which the environment answers as the benchmark does); BadLine otherwise."""
+    bad = unsafe_json(call.arguments)
+    if bad is not None:
+        raise BadLine(f"tool call {index + 1}'s arguments: {bad.about('the text')}")
+    return call
 
 
 def _parse_reply(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
@@ -143,14 +182,14 @@ def _parse_reply(data: Any, call_id_prefix: str) -> tuple[Message, Usage]:
         raise TypeError("message content is not text")
     calls = []
     for i, c in enumerate(raw.get("tool_calls") or []):
-        call = ToolCall.from_dict(c)
+        call = checked_call(ToolCall.from_dict(c), i)
         if not call.id:  # some servers omit ids; tool results must still link to their call
             call.id = f"{call_id_prefix}_{i}"
         calls.append(call)
     usage = data.get("usage") or {}
     return (Message(role="assistant", content=content, tool_calls=calls or None),
-            Usage(requests=1, prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                  completion_tokens=int(usage.get("completion_tokens") or 0)))
+            Usage(requests=1, prompt_tokens=token_count(usage, "prompt_tokens"),
+                  completion_tokens=token_count(usage, "completion_tokens")))
 
 
 def finish_reason_of(data: Any) -> Optional[str]:
@@ -269,8 +308,10 @@ class OpenAIChatModel:
 
     def request_payload(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
                         seed: Optional[int] = None) -> bytes:
-        """The request body as sent: ``json.dumps(request_body(...), ensure_ascii=False)``, UTF-8."""
-        return self._encoder.encode(self._body(messages, tools, seed)).encode()
+        """The request body as sent: ``json.dumps(request_body(...), ensure_ascii=False)``, UTF-8. A lone
+        surrogate (text no UTF-8 can hold, e.g. from a task file's ``"\\ud800"``) is sent \\u-escaped, as the
+        result files write it: it can only stand inside a JSON string, where the escape is its JSON form."""
+        return self._encoder.encode(self._body(messages, tools, seed)).encode("utf-8", "backslashreplace")
 
     def _body(self, messages: list[Message], tools: Optional[list[ToolSpec]], seed: Optional[int]) -> dict:
         body: dict[str, Any] = {"model": self.model, "messages": [request_message(m) for m in messages]}
@@ -326,10 +367,7 @@ class OpenAIChatModel:
             if status in RETRYABLE_STATUS or status >= 500:
                 raise _Transient(reason, retry_after)
             raise ModelError(self._redact(f"model endpoint {self.url} rejected the request ({reason})"))
-        try:
-            data = json.loads(raw)
-        except ValueError as e:
-            raise _Transient(f"malformed reply: body is not JSON ({e})") from None
+        data = read_body(raw)
         message, usage = self.parse(data, call_id_prefix)
         self.length_watch.saw(finish_reason_of(data), usage.completion_tokens)
         return message, usage
