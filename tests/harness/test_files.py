@@ -49,3 +49,28 @@ def test_field_types():
         field(rec, "flag", int, where="w")
     with pytest.raises(DataError, match="field 'missing' is missing"):
         field(rec, "missing", int, where="w")
+
+
+def test_untrusted_json_is_held_to_depth_finite_numbers_and_valid_unicode():
+    from mua.harness.jsonl import MAX_DEPTH, BadLine, check_untrusted, loads_untrusted, unsafe_json
+
+    assert loads_untrusted(b'{"a": [1, 2.5, "caf\\u00e9 \\ud83d\\ude00"]}') == {"a": [1, 2.5, "café 😀"]}
+    assert loads_untrusted("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None  # the limit itself is fine
+    for raw, reason in [("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), f"deeper than {MAX_DEPTH}"),
+                        (HOSTILE["deep"], "nested too deeply"), ('{"a": "\\ud800"}', "lone surrogate"),
+                        ('{"\\udc00": 1}', "lone surrogate"), (HOSTILE["overflow"], "too large"),
+                        (HOSTILE["nan"], "NaN"), (HOSTILE["huge_int"], "digits"),
+                        (HOSTILE["undecodable"], "not valid UTF-8")]:
+        with pytest.raises(BadLine, match=reason):
+            loads_untrusted(raw)
+    deep: list = []
+    for _ in range(10_000):  # built in Python (LiteLLM's decoded replies): walked without recursion
+        deep = [deep]
+    for value in (deep, {"a": float("inf")}, {"a": [float("nan")]}, ["ok", "\ud800"]):
+        with pytest.raises(BadLine):
+            check_untrusted(value)
+    # model-written JSON: text that is no JSON at all is the environment's to answer; hostile JSON is not
+    assert unsafe_json('{"n": 1,') is None and unsafe_json("") is None and unsafe_json('{"n": 1}') is None
+    assert unsafe_json('{"n": NaN}') is not None and unsafe_json('["\\ud800"]') is not None
+    bad = unsafe_json("[" * 10_000 + "]" * 10_000)
+    assert bad is not None and bad.about("the text") == "the text is nested too deeply to read"

@@ -5,6 +5,7 @@ import asyncio
 import gc
 import json
 import logging
+import re
 import subprocess
 import sys
 import time
@@ -135,6 +136,44 @@ def test_unusable_bodies_are_malformed_replies(body):
     with pytest.raises(_Transient, match="malformed reply"):
         parse_reply(body)
 
+
+
+@pytest.mark.parametrize("count, tokens", [(12, 12), (12.0, 12), (0, 0), (None, 0), ("absent", 0)])
+def test_usage_counts_are_whole_numbers_or_absent(count, tokens):
+    body = {"choices": [{"message": {"content": "a"}}], "usage": {} if count == "absent" else {"prompt_tokens": count}}
+    assert parse_reply(body)[1].prompt_tokens == tokens
+
+
+@pytest.mark.parametrize("count", [-1, 1.5, 10**13, 1e300, float("inf"), float("nan"), True, "12", [3]])
+def test_usage_counts_that_are_no_counts_make_a_malformed_reply(count):
+    body = {"choices": [{"message": {"content": "a"}}], "usage": {"completion_tokens": count}}
+    with pytest.raises(_Transient, match="malformed reply: usage completion_tokens is .*, not a token count"):
+        parse_reply(body)
+
+
+def test_a_lone_surrogate_in_a_message_is_sent_escaped():
+    """Text no UTF-8 can hold (a task file's "\\ud800") must not stop the request: it is sent as its JSON
+    escape, which decodes back to the same text; everything else is sent exactly as json.dumps writes it."""
+    from mua.harness.models.providers import AnthropicChatModel, GeminiChatModel
+
+    messages = [Message(role="system", content="be brief"), Message(role="user", content="half \ud800 é")]
+    for cls in (OpenAIChatModel, AnthropicChatModel, GeminiChatModel):
+        model = cls("m", "http://127.0.0.1:9/v1")
+        payload = model.request_payload(messages)
+        assert b"half \\ud800 \xc3\xa9" in payload, cls
+        assert json.loads(payload.decode("utf-8")) == model.request_body(messages)
+    respond, seen = recording(mock.text_reply("ok"))
+    with mock.MockOpenAI(respond) as url:
+        reply, _ = chat(OpenAIChatModel("m", url), messages)
+    assert reply.content == "ok" and seen[0]["messages"][1]["content"] == "half \ud800 é"
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_a_hostile_error_body_is_shown_as_text(status):
+    deep = "[" * 10_000 + "]" * 10_000
+    with mock.MockOpenAI(lambda req: mock.HTTPReply(status, '{"error": ' + deep + "}")) as url:
+        with pytest.raises(ModelError, match=re.escape(f'HTTP {status}: {{"error": [[[[')):
+            chat(OpenAIChatModel("m", url, retry={"max_attempts": 2, "initial_wait_s": 0.001}))
 
 def test_garbled_http_is_retried():
     class Garbling(mock.MockOpenAI):

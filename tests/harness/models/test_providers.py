@@ -203,3 +203,35 @@ def test_same_conversation_on_the_wire_as_litellm(monkeypatch, mock_cls, name):
         assert [{"type": "text", "text": mine["system"]}] == theirs["system"]
     else:
         assert mine["contents"] == theirs["contents"] and mine["systemInstruction"] == theirs["systemInstruction"]
+
+
+def test_litellm_replies_are_held_to_the_same_reader(monkeypatch):
+    """What LiteLLM decoded goes through the reader's checks too (a fake LiteLLM here: the extra is optional)."""
+    from types import SimpleNamespace
+
+    from mua.harness.models import litellm_client
+
+    deep: list = []
+    for _ in range(10_000):
+        deep = [deep]
+    good = tool_call_reply([("get_order", {"order_id": "#1"})], usage_=usage(100, 20))
+    replies = {"good": good, "deep": {**good, "extra": deep}, "inf usage": {**good, "usage": {"prompt_tokens": 1e309}},
+               "surrogate": text_reply("half \ud800"),
+               "deep arguments": tool_call_reply([("get_order", "[" * 10_000 + "]" * 10_000)]),
+               "raises RecursionError": RecursionError("maximum recursion depth exceeded")}
+
+    async def acompletion(*, model, **request):
+        reply = replies[model]
+        if isinstance(reply, Exception):
+            raise reply
+        return SimpleNamespace(model_dump=lambda: reply)
+
+    monkeypatch.setattr(litellm_client, "load_litellm", lambda: SimpleNamespace(acompletion=acompletion))
+    call, use = _chat(litellm_client.LiteLLMChatModel("good"), CONVERSATION[:2])
+    assert call.tool_calls[0].name == "get_order" and (use.prompt_tokens, use.completion_tokens) == (100, 20)
+    for name, reason in [("deep", "nested deeper than 100"), ("inf usage", "inf, which is not finite"),
+                         ("surrogate", "lone surrogate"), ("deep arguments", "tool call 1's arguments"),
+                         ("raises RecursionError", "RecursionError")]:
+        with pytest.raises(ModelError, match=reason) as err:
+            _chat(litellm_client.LiteLLMChatModel(name), CONVERSATION[:2])
+        assert "\n" not in str(err.value)
