@@ -70,9 +70,10 @@ def loads_line(raw: bytes | str, *, strict: bool = True) -> Any:
         raise BadLine(f"line cannot be read: {e}") from None
 
 
-def check_untrusted(value: Any, max_depth: int = MAX_DEPTH) -> None:
-    """BadLine unless a decoded value is nested at most ``max_depth`` deep, holds only finite numbers and only
-    valid Unicode text (keys included). Walks without recursion, so any depth is reported, never raised."""
+def check_untrusted(value: Any, max_depth: int = MAX_DEPTH, *, finite: bool = True) -> None:
+    """BadLine unless a decoded value is nested at most ``max_depth`` deep, holds only finite numbers (unless
+    ``finite`` is False) and only valid Unicode text (keys included). Walks without recursion, so any depth is
+    reported, never raised."""
     stack = [(value, 1)]
     while stack:
         item, level = stack.pop()
@@ -80,7 +81,7 @@ def check_untrusted(value: Any, max_depth: int = MAX_DEPTH) -> None:
             if _SURROGATE.search(item):
                 raise BadLine("line holds text that is not valid Unicode (a lone surrogate)")
         elif isinstance(item, float):
-            if not math.isfinite(item):
+            if finite and not math.isfinite(item):
                 raise BadLine(f"line holds the number {item}, which is not finite")
         elif isinstance(item, (dict, list)):
             if level > max_depth:
@@ -92,18 +93,21 @@ def check_untrusted(value: Any, max_depth: int = MAX_DEPTH) -> None:
                 stack.extend((v, level + 1) for v in item)
 
 
-def loads_untrusted(raw: bytes | str, max_depth: int = MAX_DEPTH) -> Any:
-    """One JSON value another party wrote (see the module's docstring), or BadLine with the reason."""
-    value = loads_line(raw)
-    check_untrusted(value, max_depth)
+def loads_untrusted(raw: bytes | str, max_depth: int = MAX_DEPTH, *, finite: bool = True) -> Any:
+    """One JSON value another party wrote (see the module's docstring), or BadLine with the reason.
+    ``finite=False`` reads NaN, Infinity and 1e309 as json.loads does."""
+    value = loads_line(raw, strict=finite)
+    check_untrusted(value, max_depth, finite=finite)
     return value
 
 
 def unsafe_json(text: str, max_depth: int = MAX_DEPTH) -> Optional[BadLine]:
-    """Why JSON text a model wrote cannot be handed on safely, or None: readable JSON, or text that is no JSON
-    at all, which every reader of it (an environment parsing tool-call arguments) answers as such."""
+    """Why JSON text a model wrote (tool-call arguments) cannot be handed on, or None. The text is for the
+    environment to judge, as the official benchmarks do with json.loads (which takes NaN and Infinity, and
+    answers text that is no JSON at all): only what would crash that reading (nesting, an integer past the
+    digit limit) or what no UTF-8 can carry (a lone surrogate) is refused."""
     try:
-        loads_untrusted(text, max_depth)
+        loads_untrusted(text, max_depth, finite=False)
     except BadLine as e:
         return None if e.syntax else e
     return None

@@ -18,9 +18,11 @@ What malformed output becomes (an episode never crashes on model output):
   OpenAI-compatible server (vLLM) returns for such output. JSON that Python cannot turn into values (an
   integer over the interpreter's digit limit, nesting deeper than ``MAX_NESTING``) counts as broken too, and
   so does a call whose name or arguments hold a lone surrogate escape (``"\\ud800"``): such text cannot be
-  encoded as UTF-8, so neither the results file, nor the tokenizer on the next turn, could take it. Object
-  arguments are re-serialised with ``ensure_ascii=False`` (as vLLM's server does), so a call's name and
-  arguments are always valid UTF-8.
+  encoded as UTF-8, so neither the results file, nor the tokenizer on the next turn, could take it. These are
+  the rules of the reader every endpoint reply goes through (``harness/jsonl.py``); arguments given as a
+  string are held to them too (``unsafe_json``), as an endpoint's arguments text is. Object arguments are
+  re-serialised with ``ensure_ascii=False`` (as vLLM's server does), so a call's name and arguments are always
+  valid UTF-8.
 - an unknown tool name or arguments that are not a JSON object: kept as a tool call; the environment then
   answers with the benchmark's own error, as it would for an API model.
 
@@ -35,6 +37,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from ..jsonl import MAX_DEPTH, BadLine, check_untrusted, unsafe_json
 from ..types import ToolCall
 
 PARSERS = ("hermes", "llama3_json", "none")
@@ -46,7 +49,7 @@ _PYTHON_TAG = "<|python_tag|>"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 # Deeper arguments are malformed: later json.loads/dumps of them (chat template, environment) would hit
 # Python's recursion limit and crash the episode instead of answering the model.
-MAX_NESTING = 100
+MAX_NESTING = MAX_DEPTH
 
 
 @dataclass
@@ -66,31 +69,23 @@ class _Malformed(Exception):
     """A decoded call that must not become a tool call; the message is ParsedCompletion.problem's tail."""
 
 
-def _encodable(text: str) -> bool:
+def _usable(value: Any, what: str) -> None:
+    """_Malformed unless ``value`` keeps the untrusted reader's rules (nesting, valid Unicode; NaN and Infinity
+    are read as json.loads reads them)."""
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a JSON escape
-        return False
-    return True
-
-
-def _depth(value: Any) -> int:
-    """Nesting depth of a decoded JSON value, without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, level)
-            stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
-    return deepest
+        check_untrusted(value, MAX_NESTING, finite=False)
+    except BadLine as e:
+        raise _Malformed(f"has {what} that cannot be used ({e.about('the value')})") from None
 
 
 def _call_from_object(obj: Any, arg_keys: tuple[str, ...]) -> ToolCall:
     """The call in one decoded JSON value; raises _Malformed when it is not a usable call."""
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str) or not obj["name"]:
         raise _Malformed("has no function name")
-    if not _encodable(obj["name"]):
-        raise _Malformed("has a function name that is not valid Unicode")
+    try:
+        check_untrusted(obj["name"])
+    except BadLine:
+        raise _Malformed("has a function name that is not valid Unicode") from None
     args: Any = {}
     for key in arg_keys:
         if key in obj:
@@ -98,16 +93,13 @@ def _call_from_object(obj: Any, arg_keys: tuple[str, ...]) -> ToolCall:
             break
     if isinstance(args, str):
         # Passed through untouched, so the environment judges it exactly as it would judge an API
-        # model's raw arguments string.
-        if not _encodable(args):
-            raise _Malformed("has arguments that are not valid Unicode")
+        # model's raw arguments string (held to the same rules as that string).
+        _usable(args, "arguments")
+        if (bad := unsafe_json(args, MAX_NESTING)) is not None:
+            raise _Malformed(f"has arguments that cannot be used ({bad.about('the text')})")
         return ToolCall(id="", name=obj["name"], arguments=args)
-    if _depth(args) > MAX_NESTING:
-        raise _Malformed(f"has arguments nested deeper than {MAX_NESTING} levels")
-    raw = json.dumps(args, ensure_ascii=False)
-    if not _encodable(raw):
-        raise _Malformed("has arguments that are not valid Unicode")
-    return ToolCall(id="", name=obj["name"], arguments=raw)
+    _usable(args, "arguments")
+    return ToolCall(id="", name=obj["name"], arguments=json.dumps(args, ensure_ascii=False))
 
 
 def _decode_call(decoder: json.JSONDecoder, text: str, pos: int,

@@ -71,6 +71,7 @@ def test_untrusted_json_is_held_to_depth_finite_numbers_and_valid_unicode():
             check_untrusted(value)
     # model-written JSON: text that is no JSON at all is the environment's to answer; hostile JSON is not
     assert unsafe_json('{"n": 1,') is None and unsafe_json("") is None and unsafe_json('{"n": 1}') is None
-    assert unsafe_json('{"n": NaN}') is not None and unsafe_json('["\\ud800"]') is not None
+    assert unsafe_json('{"n": NaN, "m": 1e309}') is None  # json.loads reads these; the environment judges them
+    assert unsafe_json('["\\ud800"]') is not None and unsafe_json('{"n": ' + "9" * 5000 + "}") is not None
     bad = unsafe_json("[" * 10_000 + "]" * 10_000)
     assert bad is not None and bad.about("the text") == "the text is nested too deeply to read"

@@ -82,6 +82,18 @@ def test_tool_calls_keep_raw_arguments_even_when_malformed():
     assert reply.tool_calls[0].id == "call_0" and reply.tool_calls[1].id == "call_2_1"  # len(HELLO) == 2
 
 
+
+def test_arguments_text_is_the_environments_to_judge_unless_it_would_crash_it():
+    """Arguments text json.loads reads (NaN, 1e309) or answers (broken JSON) stays a call; text it would crash on
+    (nesting, a 5,000-digit integer) or no UTF-8 can carry (a lone surrogate) makes the reply malformed."""
+    for text in ('{"n": NaN}', '{"n": 1e309}', '{"n": 1,', ""):
+        assert parse_reply(mock.tool_call_reply([("f", text)]))[0].tool_calls[0].arguments == text
+    for text, reason in [("[" * 10_000 + "]" * 10_000, "nested too deeply"), ('{"n": ' + "9" * 5000 + "}", "digits"),
+                         ('{"n": "\\ud800"}', "not valid Unicode"), ('{"n": "\ud800"}', "not valid Unicode"),
+                         ("[" * 101 + "]" * 101, "nested deeper than 100")]:
+        with pytest.raises(_Transient, match=f"malformed reply: tool call 2's arguments: the text .*{reason}"):
+            parse_reply(mock.tool_call_reply([("f", "{}"), ("f", text)]))
+
 @pytest.mark.parametrize("kind", mock.FAULT_KINDS)
 def test_each_fault_kind_is_retried_then_succeeds(kind):
     server = mock.MockOpenAI(echo, mock.Faults(sequence=(kind, kind)))

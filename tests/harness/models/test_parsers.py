@@ -84,6 +84,10 @@ MALFORMED = {
     "lone surrogate in a value": ('{"a": "\\ud800"}', "not valid Unicode"),
     "lone surrogate in a key": ('{"\\udc00": 1}', "not valid Unicode"),
     "lone surrogate in string arguments": ('"{\\"a\\": \\"\\ud800\\"}"', "not valid Unicode"),
+    # arguments given as a string: the JSON inside it is held to the same rules (the environment parses it)
+    "deep JSON inside string arguments": (json.dumps("[" * 10_000 + "]" * 10_000), "nested too deeply"),
+    "surrogate escape inside string arguments": (json.dumps('{"a": "\\ud800"}'), "not valid Unicode"),
+    "long integer inside string arguments": (json.dumps('{"a": ' + BIG_INT + "}"), "digits"),
 }
 
 
