@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Iterator, Optional, Protocol
 
 from mua.harness.errors import ModelError
+from mua.harness.jsonl import BadLine, loads_untrusted
 from mua.harness.models.batching import MicroBatcher
 from mua.harness.models.decode import PrefixCache
 from mua.harness.models.generation import GenerationRequest, GenerationResult
@@ -123,12 +124,20 @@ class VllmServerBackend:
                                      headers={"Content-Type": "application/json"})
         try:
             with self._slots, urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                choice = json.load(resp)["choices"][0]
-        except (OSError, ValueError, KeyError, IndexError) as exc:
+                raw = resp.read()
+        except (OSError, ValueError) as exc:
             raise ModelError(f"vLLM server {self.url}: {exc}") from exc
-        ids = [int(t) for t in choice["token_ids"]]
-        lps = [float("nan") if x is None else float(x) for x in (choice.get("logprobs") or {}).get(
-            "token_logprobs", [])]
+        try:  # the reader every endpoint reply goes through; -Infinity is a log-probability
+            choice = loads_untrusted(raw, finite=False)["choices"][0]
+            ids = choice["token_ids"]
+            if not isinstance(ids, list) or not all(type(t) is int and t >= 0 for t in ids):
+                raise TypeError("token_ids is not a list of token ids")
+            lps = [float("nan") if x is None else float(x) for x in (choice.get("logprobs") or {}).get(
+                "token_logprobs", [])]
+        except BadLine as exc:
+            raise ModelError(f"vLLM server {self.url}: malformed reply: {exc.about('the body')}") from None
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            raise ModelError(f"vLLM server {self.url}: malformed reply ({type(exc).__name__}: {exc})") from None
         if len(lps) != len(ids):
             raise ModelError(f"vLLM server {self.url}: {len(ids)} tokens but {len(lps)} log-probabilities")
         return GenerationResult(ids, lps, _finish(ids, choice.get("finish_reason"), self.stop_ids))
@@ -142,7 +151,7 @@ def served_model(base_url: str, timeout_s: float = 60.0) -> str:
     url = base_url.rstrip("/") + "/v1/models"
     try:
         with urllib.request.urlopen(url, timeout=timeout_s) as resp:
-            names = [str(m["id"]) for m in json.load(resp)["data"]]
+            names = [str(m["id"]) for m in loads_untrusted(resp.read())["data"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ModelError(f"vLLM server {url}: cannot list its models ({exc}); is the server up? Or name the "
                          "model with vllm_server_model") from exc

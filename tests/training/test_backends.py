@@ -18,7 +18,7 @@ from mua.training.backends import VllmServerBackend
 
 class _Completions(BaseHTTPRequestHandler):
     bodies: list = []
-    reply: dict = {}
+    reply: dict | str = {}  # a str is sent as it is (a hostile body)
     models: list = ["policy"]
 
     def do_GET(self):  # noqa: N802 - http.server naming
@@ -32,7 +32,7 @@ class _Completions(BaseHTTPRequestHandler):
     def do_POST(self):  # noqa: N802 - http.server naming
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).bodies.append((self.path, body))
-        data = json.dumps(self.reply).encode()
+        data = self.reply.encode() if isinstance(self.reply, str) else json.dumps(self.reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -76,6 +76,26 @@ def test_vllm_server_backend_length_finish_and_mismatch(server):
     with pytest.raises(ModelError, match="2 tokens but 1 log-probabilities"):
         asyncio.run(backend.generate(GenerationRequest([1], 2, 1.0, 1.0, seed=1)))
 
+
+
+@pytest.mark.parametrize("body, reason", [
+    ('{"choices": [{"token_ids": [5], "x": ' + "[" * 10_000 + "]" * 10_000 + "}]}", "nested too deeply"),
+    ('{"choices": [{"token_ids": [' + "9" * 5000 + "]}]}", "digits"),
+    ('{"choices": [{"token_ids": [5], "finish_reason": "\\ud800"}]}', "lone surrogate"),
+    ('{"choices": [{"token_ids": [1e309]}]}', "not a list of token ids"),
+    ('{"choices": [{"token_ids": [5, -1]}]}', "not a list of token ids"),
+    ('{"choices": [{"token_ids": [5], "logprobs": {"token_logprobs": ["x"]}}]}', "ValueError"),
+    ('{"choices": []}', "IndexError"),
+])
+def test_vllm_server_hostile_reply_is_one_model_error(server, body, reason):
+    """The vLLM server's replies go through the reader every endpoint reply goes through: a rollout's error."""
+    _Completions.reply = body
+    backend = VllmServerBackend(f"http://127.0.0.1:{server.server_port}", "policy", stop_ids={2})
+    with pytest.raises(ModelError, match=f"malformed reply.*{reason}") as err:
+        asyncio.run(backend.generate(GenerationRequest([1], 2, 1.0, 1.0, seed=1)))
+    assert "\n" not in str(err.value)
+    _Completions.reply = '{"choices": [{"token_ids": [5], "logprobs": {"token_logprobs": [-Infinity]}}]}'
+    assert asyncio.run(backend.generate(GenerationRequest([1], 2, 1.0, 1.0, seed=1))).logprobs == [float("-inf")]
 
 @pytest.mark.vllm
 def test_vllm_colocate_backend_with_the_real_engine(tiny_checkpoint):
