@@ -38,3 +38,26 @@ def test_judge_decides_nl_assertions(tmp_path, data_dir):
     for r in rows:
         # Tasks whose NL-assertion list is empty score 1.0 without asking the judge, as upstream.
         assert r["reward"] == (0.0 if r["task_id"] in with_assertions else 1.0), r["task_id"]
+
+
+def test_a_judge_answer_too_hostile_to_read_is_one_readable_error():
+    """The judge's text goes through the reader every endpoint reply goes through: JSON 10,000 deep is a
+    ValueError naming the judge (the episode's error), never a RecursionError."""
+    import asyncio
+
+    import pytest
+
+    from mua.benchmarks.tau2.judge import judge_nl_assertions
+    from mua.harness.types import Message, Usage
+
+    class Judge:
+        def __init__(self, content):
+            self.content = content
+
+        async def chat(self, messages, tools=None, seed=None):
+            return Message(role="assistant", content=self.content), Usage(requests=1)
+
+    for content, reason in [("[" * 10_000 + "]" * 10_000, "nested too deeply"), ('{"results": 1e309}', "too large"),
+                            ("no verdict", "not valid JSON")]:
+        with pytest.raises(ValueError, match=f"the judge's answer cannot be read as JSON: .*{reason}"):
+            asyncio.run(judge_nl_assertions(Judge(content), [Message(role="user", content="hi")], ["x"]))
