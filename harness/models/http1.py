@@ -7,7 +7,8 @@ quarter of the time from `mua eval` start to its first request. https endpoints 
 What it does: keep-alive connections reused last-in first-out, at most ``limit`` in use at once; bodies by
 Content-Length, chunked transfer coding, or until the server closes; gzip/deflate bodies inflated; a total
 timeout per request (connection wait included). Any failure below HTTP (refused, reset, truncated or garbled
-replies) raises TransportError; the connection it happened on is closed, never reused.
+replies, a body over ``MAX_BODY_BYTES`` however it is framed or compressed) raises TransportError; the
+connection it happened on is closed, never reused.
 """
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ from typing import Optional
 from urllib.parse import urlsplit
 
 MAX_HEADER_BYTES = 1 << 20  # a longer status line + headers block is a garbled reply
+# A reply body past this (after decompression) is a hostile one, not a chat completion (a 128k-token answer
+# is under 1 MiB): refused before it is held in memory, so it costs one episode, never the run's memory.
+MAX_BODY_BYTES = 64 << 20
 
 
 class TransportError(Exception):
@@ -121,11 +125,11 @@ async def _read_reply(reader: asyncio.StreamReader) -> tuple[Reply, bool]:
         length = int(headers["content-length"])
         if length < 0:
             raise ValueError("negative Content-Length")
-        body = await reader.readexactly(length)
+        body = await reader.readexactly(_capped(length))
     elif status in (204, 304):
         body = b""
     else:  # delimited by the server closing the connection
-        body, keep = await reader.read(), False
+        body, keep = await _read_to_close(reader), False
     return Reply(status, headers, _decoded(body, headers.get("content-encoding", "identity").lower())), keep
 
 
@@ -146,13 +150,33 @@ def _parse_head(head: bytes) -> tuple[str, int, dict[str, str]]:
     return version, int(code), headers
 
 
+def _capped(size: int) -> int:
+    """``size``, or ValueError when a body that long is over MAX_BODY_BYTES."""
+    if size > MAX_BODY_BYTES:
+        raise ValueError(f"reply body over {MAX_BODY_BYTES} bytes")
+    return size
+
+
+async def _read_to_close(reader: asyncio.StreamReader) -> bytes:
+    chunks, size = [], 0
+    while chunk := await reader.read(1 << 16):
+        size = _capped(size + len(chunk))
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def _decoded(body: bytes, encoding: str) -> bytes:
-    """``body`` undone from its Content-Encoding."""
+    """``body`` undone from its Content-Encoding (inflated no further than MAX_BODY_BYTES)."""
     if encoding in ("gzip", "deflate"):
+        inflate = zlib.decompressobj(16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
         try:
-            return zlib.decompress(body, 16 + zlib.MAX_WBITS if encoding == "gzip" else zlib.MAX_WBITS)
+            out = inflate.decompress(body, MAX_BODY_BYTES + 1)
         except zlib.error as e:
             raise ValueError(f"undecodable {encoding} body: {e}") from None
+        _capped(len(out))
+        if not inflate.eof:
+            raise ValueError(f"undecodable {encoding} body: incomplete or truncated stream")
+        return out
     if encoding != "identity":
         raise ValueError(f"unsupported Content-Encoding {encoding!r}")
     return body
@@ -160,9 +184,11 @@ def _decoded(body: bytes, encoding: str) -> bytes:
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
     chunks: list[bytes] = []
+    total = 0
     while True:
         size_line = await reader.readuntil(b"\r\n")
         size = int(size_line.split(b";", 1)[0].strip(), 16)
+        total = _capped(total + size)
         if size == 0:
             while await reader.readuntil(b"\r\n") != b"\r\n":  # trailers, up to the empty line
                 pass

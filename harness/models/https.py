@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Optional
 
+from . import http1
 from .http1 import InvalidURL, Reply, TransportError
 
 
@@ -26,8 +27,13 @@ class AiohttpPool:
         try:
             async with self._session.request(method, url, data=body,
                                              timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
-                raw = await resp.read()
-                return Reply(resp.status, {k.lower(): v for k, v in resp.headers.items()}, raw)
+                chunks, size = [], 0
+                async for chunk in resp.content.iter_chunked(1 << 16):  # inflated, capped as http1 caps it
+                    size += len(chunk)
+                    if size > http1.MAX_BODY_BYTES:
+                        raise TransportError(f"reply body over {http1.MAX_BODY_BYTES} bytes")
+                    chunks.append(chunk)
+                return Reply(resp.status, {k.lower(): v for k, v in resp.headers.items()}, b"".join(chunks))
         except asyncio.TimeoutError:
             raise
         except aiohttp.InvalidURL as e:

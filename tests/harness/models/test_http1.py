@@ -96,3 +96,45 @@ def test_refused_connection_raises_transport_error():
         await pool.request("GET", "http://127.0.0.1:9/v1/models", None, 5)
     with pytest.raises(TransportError):
         asyncio.run(go())
+
+
+@pytest.mark.parametrize("transport", ["http1", "aiohttp"])
+def test_a_reply_body_over_the_cap_is_refused_however_it_is_framed(monkeypatch, transport):
+    """A hostile endpoint's endless or inflating body costs one request (TransportError: retried, then the
+    episode's ModelError), never the run's memory; a body at the cap is read whole."""
+    from mua.harness.models import http1
+
+    monkeypatch.setattr(http1, "MAX_BODY_BYTES", 1000)
+    at_cap, over = b"x" * 1000, b"x" * 1001
+    bomb = gzip.compress(b"\0" * 100_000)  # 100 kB inflated from a few hundred bytes
+    replies = {
+        "length at cap": b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1000\r\n\r\n" + at_cap,
+        "length": b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 1001\r\n\r\n" + over,
+        "chunked": (b"HTTP/1.1 200 OK\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + b"".join(b"1f4\r\n" + b"x" * 500 + b"\r\n" for _ in range(3)) + b"0\r\n\r\n"),
+        "until close": b"HTTP/1.0 200 OK\r\n\r\n" + over,
+        "gzip bomb": (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s"
+                      % (len(bomb), bomb)),
+    }
+    for name, raw in replies.items():
+        handle, _ = serve([raw])
+
+        async def go(handle=handle):
+            server = await asyncio.start_server(handle, "127.0.0.1", 0)
+            url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1"
+            if transport == "http1":
+                pool = Http1Pool(url, {}, 1)
+            else:
+                from mua.harness.models.https import AiohttpPool
+                pool = AiohttpPool({}, 1)
+            try:
+                return await pool.request("POST", url + "/chat", b"{}", 5)
+            finally:
+                await pool.close()
+                server.close()
+                await server.wait_closed()
+        if name == "length at cap":
+            assert asyncio.run(go()).body == at_cap
+        else:
+            with pytest.raises(TransportError, match="over 1000 bytes"):
+                asyncio.run(go())

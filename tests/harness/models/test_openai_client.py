@@ -187,6 +187,15 @@ def test_a_hostile_error_body_is_shown_as_text(status):
         with pytest.raises(ModelError, match=re.escape(f'HTTP {status}: {{"error": [[[[')):
             chat(OpenAIChatModel("m", url, retry={"max_attempts": 2, "initial_wait_s": 0.001}))
 
+
+def test_a_reply_over_the_body_cap_is_a_model_error(monkeypatch):
+    from mua.harness.models import http1
+
+    monkeypatch.setattr(http1, "MAX_BODY_BYTES", 4096)
+    with mock.MockOpenAI(mock.constant(mock.text_reply("x" * 5000))) as url:
+        with pytest.raises(ModelError, match="failed after 2 attempt.*reply body over 4096 bytes"):
+            chat(OpenAIChatModel("m", url, retry={"max_attempts": 2, "initial_wait_s": 0.001}))
+
 def test_garbled_http_is_retried():
     class Garbling(mock.MockOpenAI):
         async def _respond(self, method, path, body, reader, writer):
