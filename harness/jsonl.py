@@ -21,6 +21,9 @@ from typing import Any, Iterator, Optional
 
 MAX_DEPTH = 100  # nesting of untrusted JSON; no reply or tool call of a real model comes near it
 _SURROGATE = re.compile("[\ud800-\udfff]")  # after decoding, only a lone one can remain in a str
+# where a decoded value can hold one: an escape in the text, or (text given as str) the character itself
+_SURROGATE_SOURCE = re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+_SURROGATE_SOURCE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")  # UTF-8 cannot encode a surrogate itself
 
 
 class BadLine(ValueError):
@@ -74,30 +77,49 @@ def check_untrusted(value: Any, max_depth: int = MAX_DEPTH, *, finite: bool = Tr
     """BadLine unless a decoded value is nested at most ``max_depth`` deep, holds only finite numbers (unless
     ``finite`` is False) and only valid Unicode text (keys included). Walks without recursion, so any depth is
     reported, never raised."""
-    stack = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, str):
-            if _SURROGATE.search(item):
-                raise BadLine("line holds text that is not valid Unicode (a lone surrogate)")
-        elif isinstance(item, float):
-            if finite and not math.isfinite(item):
-                raise BadLine(f"line holds the number {item}, which is not finite")
-        elif isinstance(item, (dict, list)):
+    _walk(value, max_depth, text=True, numbers=finite)
+
+
+def _walk(value: Any, max_depth: int, *, text: bool, numbers: bool) -> None:
+    """check_untrusted's walk, one nesting level at a time; ``text``/``numbers``: also check strings/floats
+    (a reader that knows none can be bad skips them: this runs on every endpoint reply)."""
+    frontier, level = [value], 0
+    while frontier:
+        deeper: list = []
+        nested = False
+        for item in frontier:
+            if isinstance(item, dict):
+                nested = True
+                if text:
+                    deeper.extend(item)
+                deeper.extend(item.values())
+            elif isinstance(item, list):
+                nested = True
+                deeper.extend(item)
+            elif text or numbers:
+                _check_scalar(item, text, numbers)
+        if nested:
+            level += 1
             if level > max_depth:
                 raise BadLine(f"line is nested deeper than {max_depth} levels")
-            if isinstance(item, dict):
-                stack.extend((k, level) for k in item)
-                stack.extend((v, level + 1) for v in item.values())
-            else:
-                stack.extend((v, level + 1) for v in item)
+        frontier = deeper
+
+
+def _check_scalar(item: Any, text: bool, numbers: bool) -> None:
+    if text and isinstance(item, str) and _SURROGATE.search(item):
+        raise BadLine("line holds text that is not valid Unicode (a lone surrogate)")
+    if numbers and isinstance(item, float) and not math.isfinite(item):
+        raise BadLine(f"line holds the number {item}, which is not finite")
 
 
 def loads_untrusted(raw: bytes | str, max_depth: int = MAX_DEPTH, *, finite: bool = True) -> Any:
     """One JSON value another party wrote (see the module's docstring), or BadLine with the reason.
     ``finite=False`` reads NaN, Infinity and 1e309 as json.loads does."""
     value = loads_line(raw, strict=finite)
-    check_untrusted(value, max_depth, finite=finite)
+    # Decoded JSON holds a lone surrogate only where its text could put one, and a non-finite number only when
+    # read with finite=False: the walk looks at strings only then, and never at numbers.
+    source = (_SURROGATE_SOURCE_BYTES.search(raw) if isinstance(raw, bytes) else _SURROGATE_SOURCE.search(raw))
+    _walk(value, max_depth, text=source is not None, numbers=False)
     return value
 
 

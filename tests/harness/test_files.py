@@ -58,7 +58,8 @@ def test_untrusted_json_is_held_to_depth_finite_numbers_and_valid_unicode():
     assert loads_untrusted("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None  # the limit itself is fine
     for raw, reason in [("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), f"deeper than {MAX_DEPTH}"),
                         (HOSTILE["deep"], "nested too deeply"), ('{"a": "\\ud800"}', "lone surrogate"),
-                        ('{"\\udc00": 1}', "lone surrogate"), (HOSTILE["overflow"], "too large"),
+                        ('{"\\udc00": 1}', "lone surrogate"), ('["\ud800"]', "lone surrogate"),  # the char itself
+                        (b'{"a": "\\uDBFF"}', "lone surrogate"), (HOSTILE["overflow"], "too large"),
                         (HOSTILE["nan"], "NaN"), (HOSTILE["huge_int"], "digits"),
                         (HOSTILE["undecodable"], "not valid UTF-8")]:
         with pytest.raises(BadLine, match=reason):
