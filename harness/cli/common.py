@@ -57,8 +57,10 @@ def positive_float(text: str) -> float:
     return value
 
 
-def add_data_dir(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", help="benchmark data directory (default: $MUA_DATA_DIR, ../shared/data, "
+def add_data_dir(p: argparse.ArgumentParser, run: bool = False) -> None:
+    """``run``: the command reads a run, whose config.json records its data folder (found before the rest)."""
+    first = "the data folder the run recorded, then " if run else ""
+    p.add_argument("--data-dir", help=f"benchmark data directory (default: {first}$MUA_DATA_DIR, ../shared/data, "
                                       "then the cache filled by `mua data pull`)")
 
 
