@@ -9,6 +9,10 @@ class DataError(MuaError):
     """A benchmark data file is missing, corrupt or malformed; the message says which file and how to fix it."""
 
 
+class StaleData(DataError):
+    """The data a run recorded the checksums of has changed (or is gone) since the run was made."""
+
+
 class ConfigError(MuaError):
     """Bad flags or configuration."""
 

@@ -13,7 +13,7 @@ from .cost import prices_record, user_table
 from .errors import ConfigError
 from .interfaces import Benchmark
 from .plan import protocol_record, role_record, run_protocol, under_protocol, user_spec
-from .protocol import ROLES, RunProtocol
+from .protocol import ROLES, RunProtocol, data_location
 from .results import RunDir
 from .selection import TaskSelection
 from .selection import select_tasks as select
@@ -109,6 +109,7 @@ def run_config(bench: Benchmark, plan: EvalPlan, tasks: dict[str, list[Task]], m
         "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
         "metrics": bench.declared_metrics().to_dict(),  # how results are read without the adapter (see metrics.py)
         "protocol": _protocol(bench, plan, tasks, overrides or []),
+        **data_location(bench.data_dir),
         **_prices(plan),
     }
 
@@ -125,7 +126,9 @@ def check_resumable(run: RunDir, config: dict) -> None:
         return
     # What mua records about itself (its version, the benchmark's declaration) may change between versions
     # without changing which episodes the run is made of; it is rewritten with the current one.
-    derived = ("mua_version", "metrics", "prices")  # prices: what the cost is computed at, not what was played
+    # prices: what the cost is computed at, not what was played; data_dir: where the same data (checksums in
+    # "protocol") lies now
+    derived = ("mua_version", "metrics", "prices", "data_dir")
     diff = sorted(k for k in set(old) | set(config) if k not in derived and old.get(k) != config.get(k))
     if "protocol" in diff and "protocol" not in old:
         raise ConfigError(f"{run.path} was written before mua recorded run protocols (its requests may have used "

@@ -4,7 +4,7 @@ from __future__ import annotations
 import csv
 import io
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 from .errors import ConfigError
 from .leaderboard import (
@@ -25,9 +25,15 @@ TABLE_FORMATS = {"plain": "simple", "github": "github"}
 FORMATS = ("plain", "github", "csv")
 
 
-def render_table(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence: float) -> str:
-    from tabulate import tabulate
+WIDTH = 120  # a plain table's widest line, unless --wide
+LABEL_WRAP = 40  # the model and source columns wrap here in a width-limited table
 
+
+def render_table(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence: float,
+                 width: Optional[int] = WIDTH) -> str:
+    """The table and its notes. ``width``: a plain table wider than this is drawn in blocks of metric
+    columns, each with the model and source columns (None: one table however wide; a GitHub table is always
+    one, markdown renders it). The notes are sentences, left for the terminal to wrap."""
     header = ["model", "source"] + list(cols)
     refs = protocol_refs(rows)
     body = [[display_label(r, refs), r.source] + [fmt_cell(r.cells.get(c)) for c in cols] for r in rows]
@@ -37,11 +43,38 @@ def render_table(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence:
         body = [line + [fmt_cost(r)] for line, r in zip(body, rows)]
         notes.append("  $ = USD the row's runs cost (summary.json), ? = some model's price is unknown (mua eval "
                      "--prices)")
-    table = tabulate(body, headers=header, tablefmt=TABLE_FORMATS[fmt], disable_numparse=True)
     if fmt == "github":  # keep the notes readable as markdown under the table
+        table = _draw(header, body, fmt, list(range(len(header))))
         notes = [n.strip() if n.startswith("  ") else n for n in notes]
         return table + "\n\n" + "\n".join(f"- {n}" if i else n for i, n in enumerate(notes)) + "\n"
+    table = _draw(header, body, fmt, list(range(len(header)))) if width is None else _blocks(header, body, fmt, width)
     return table + "\n\n" + "\n".join(notes) + "\n"
+
+
+def _draw(header: list[str], body: list[list[str]], fmt: str, columns: list[int],
+          wrap: Optional[int] = None) -> str:
+    """The table of ``columns`` (indices); ``wrap``: the two label columns wrap at this many characters."""
+    from tabulate import tabulate
+
+    widths = [wrap if i < 2 else None for i in columns] if wrap else None
+    return tabulate([[line[i] for i in columns] for line in body], headers=[header[i] for i in columns],
+                    tablefmt=TABLE_FORMATS[fmt], disable_numparse=True, maxcolwidths=widths)
+
+
+def _blocks(header: list[str], body: list[list[str]], fmt: str, width: int) -> str:
+    """The table in as few blocks of metric columns as fit ``width`` (a column too wide for any block gets
+    one of its own), each led by the model and source columns."""
+    def fits(columns: list[int]) -> bool:
+        return max(map(len, _draw(header, body, fmt, columns, LABEL_WRAP).splitlines())) <= width
+
+    if fits(list(range(len(header)))):
+        return _draw(header, body, fmt, list(range(len(header))), LABEL_WRAP)
+    blocks: list[list[int]] = [[]]
+    for i in range(2, len(header)):
+        if blocks[-1] and not fits([0, 1] + blocks[-1] + [i]):
+            blocks.append([])
+        blocks[-1].append(i)
+    return "\n\n".join(_draw(header, body, fmt, [0, 1] + b, LABEL_WRAP) for b in blocks)
 
 
 def render_csv(rows: Sequence[Row], cols: Sequence[str]) -> str:
@@ -62,11 +95,13 @@ def render_csv(rows: Sequence[Row], cols: Sequence[str]) -> str:
     return out.getvalue()
 
 
-def render(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence: float = 0.95) -> str:
+def render(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence: float = 0.95,
+           width: Optional[int] = WIDTH) -> str:
+    """The rows as ``fmt``; ``width``: a plain table's widest line (None: --wide; CSV is always complete)."""
     if fmt == "csv":
         return render_csv(rows, cols)
     if fmt in TABLE_FORMATS:
-        return render_table(rows, cols, fmt, confidence)
+        return render_table(rows, cols, fmt, confidence, width)
     raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 

@@ -107,6 +107,48 @@ def data_record(data_dir: Path, prefixes: list[str]) -> dict:
     return {"files": files, "sources": sources, "unpinned": unpinned}
 
 
+def data_location(data_dir: Path) -> dict:
+    """config.json's ``"data_dir"``: the absolute data folder a run read (a pack's folder), so the commands
+    that read the run later open the same data without --data-dir (:func:`recorded_data_dir`). Beside the
+    protocol, not in it: where the data lies is no part of what was played (runs of one pack copied to
+    two places compare, and a run resumes after its data folder moved)."""
+    return {"data_dir": str(Path(data_dir).resolve())}
+
+
+def recorded_data_dir(config: dict, run: Path, explicit: Optional[str] = None) -> Path:
+    """The data folder to read the run at ``run`` (its config.json ``config``) with: ``explicit``
+    (--data-dir) first; else the folder the run recorded (:func:`data_location`), or the usual search
+    (data.resolve_data_dir) where it is gone or the run is older than the record. The files the run recorded
+    checksums of (``protocol.data.files``) must still be there unchanged: else :class:`StaleData`, one line
+    naming the first file that differs. An explicit folder is taken as it is (the person chose other data);
+    an old run without the record is read as before."""
+    from .data import resolve_data_dir  # lazy: reading results needs no data unless a command opens it
+    from .errors import StaleData
+
+    if explicit:
+        return resolve_data_dir(explicit)
+    recorded = config.get("data_dir")
+    if not isinstance(recorded, str):
+        return resolve_data_dir(None)
+    where = Path(recorded)
+    gone = not where.is_dir()
+    if gone:
+        where = resolve_data_dir(None)
+    data = config.get("protocol", {}).get("data") if isinstance(config.get("protocol"), dict) else None
+    files = data.get("files") if isinstance(data, dict) else None
+    for rel, digest in sorted(files.items()) if isinstance(files, dict) else []:
+        path = where / str(rel)
+        now = _sha256_cached(path) if path.is_file() else None
+        if now == digest:
+            continue
+        what = (f"{rel} is missing" if now is None
+                else f"{rel} has sha256 {now[:12]}…, the run recorded {str(digest)[:12]}…")
+        place = (f"its data folder {recorded} is gone and the data found at {where} differs" if gone
+                 else f"its data folder {where} changed since the run")
+        raise StaleData(f"{run}: {place}: {what}; restore it, or name the data folder to read with --data-dir")
+    return where
+
+
 _HASHES: dict[tuple[str, int, int], str] = {}
 
 

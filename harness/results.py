@@ -238,6 +238,7 @@ def check_config(config: dict, where: str, required: tuple[str, ...] = ("benchma
     _check_roles(config, where)
     field(config, "metrics", dict, where=where, default=None, nullable=True)
     field(config, "protocol", dict, where=where, default=None, nullable=True)
+    field(config, "data_dir", str, where=where, default=None, nullable=True)
     _check_prices(config, where)
 
 

@@ -16,7 +16,7 @@ import math
 from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional, Sequence
 
 from .cost import RunCost
 from .episodes import EpisodeKey, EpisodeRecord, Positions, episode_index
@@ -105,10 +105,11 @@ class Run:
     metrics: MetricsDeclaration
     torn_lines: int = 0  # unreadable lines in episodes.jsonl
     unexpected_rows: int = 0  # rows for tasks or trials not in config.json
+    label: Optional[str] = None  # how tables and messages name it beside other runs (label_runs)
 
     @property
     def name(self) -> str:
-        return self.path.name
+        return self.label or self.path.name
 
     @property
     def split(self) -> Optional[str]:
@@ -290,3 +291,29 @@ def read_run(path: Path | str) -> Run:
                         config["trials"], invalid=index.invalid, subsets=subsets)
     return Run(path, config["benchmark"], model_label(config), config["trials"], agg.subsets, config, metrics,
                len(index.bad), agg.unexpected)
+
+
+def label_runs(runs: Sequence[Run], given: Optional[Mapping[Path, str]] = None) -> None:
+    """Give each run a label no other of ``runs`` has: the one ``given`` for its folder (--label), else the
+    shortest end of its path that no other run's path ends with, so results/baselines/x and results/x show
+    as baselines/x and results/x (the folder name alone where that is unique)."""
+    given = {Path(k).resolve(): v for k, v in (given or {}).items()}
+    paths = [r.path.resolve() for r in runs]
+    unknown = [str(k) for k in given if k not in paths]
+    if unknown:
+        raise ConfigError(f"--label names {unknown[0]}, which is not one of the runs shown")
+    taken = list(given.values())
+    if len(set(taken)) < len(taken):
+        twice = sorted(t for t in taken if taken.count(t) > 1)[0]
+        raise ConfigError(f"--label gives two runs the same label {twice!r}")
+    for run, path in zip(runs, paths):
+        if path in given:
+            run.label = given[path]
+            continue
+        others = [q.parts for q in paths if q != path and q not in given]  # the labelled ones show theirs
+        for k in range(1, len(path.parts) + 1):
+            end = path.parts[-k:]
+            text = str(Path(*end))
+            if all(q[-k:] != end for q in others) and text not in taken:
+                break
+        run.label = text

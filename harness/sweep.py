@@ -32,7 +32,7 @@ from .errors import ConfigError, DataError, MuaError
 from .files import field as checked
 from .files import read_text
 from .registry import benchmark_class
-from .runs import read_run
+from .runs import label_runs, read_run
 
 TOP_KEYS = ("out", "concurrency", "endpoints", "seed", "trials", "models", "user", "judge", "benchmarks")
 MODEL_KEYS = ("name", "base_url", "api_key_env", "params")
@@ -349,11 +349,12 @@ def _recorded(folder: Path) -> int:
         return 0
 
 
-def leaderboard(root: Path, outcomes: list[CellOutcome]) -> tuple[str, list[str]]:
-    """The leaderboard over every run folder in ``root`` (as `mua leaderboard ROOT` prints it), the sweep's
-    cells first in sweep order; also the folders that could not be read, each with its reason."""
+def leaderboard(root: Path, outcomes: list[CellOutcome], wide: bool = False) -> tuple[str, list[str]]:
+    """The leaderboard over every run folder in ``root`` (as `mua leaderboard ROOT` prints it: each run by its
+    label, the table in blocks that fit 120 characters unless ``wide``), the sweep's cells first in sweep
+    order; also the folders that could not be read, each with its reason."""
     from .leaderboard import build_rows, columns, declarations
-    from .leaderboard_render import render
+    from .leaderboard_render import WIDTH, render
 
     ours = [root / o.cell.name for o in outcomes]
     others = sorted(d for d in root.iterdir() if d.is_dir() and d not in ours) if root.is_dir() else []
@@ -366,5 +367,6 @@ def leaderboard(root: Path, outcomes: list[CellOutcome]) -> tuple[str, list[str]
                 unreadable.append(f"{folder.name}: not on the leaderboard: {e}")
     if not runs:
         return "no cell has results yet\n", unreadable
+    label_runs(runs)
     rows = build_rows(runs)
-    return render(rows, columns(rows, False, declarations(runs)), "plain"), unreadable
+    return render(rows, columns(rows, False, declarations(runs)), "plain", width=None if wide else WIDTH), unreadable

@@ -77,8 +77,8 @@ def source_kind(path: Path) -> Optional[str]:
 
 def load_source(path: Path, data_dir: Optional[Path] = None, ground: bool = True) -> Source:
     """The run or training output at ``path``. ``ground``: open the run's benchmark on ``data_dir`` (default:
-    the usual data directory search) to show each task's ground truth; without it, or without the data, the
-    page says so and shows the episodes alone."""
+    the data folder the run recorded, else the usual data directory search) to show each task's ground truth;
+    without it, or without the data, the page says so and shows the episodes alone."""
     path = Path(path)
     kind = source_kind(path) if path.is_dir() else None
     if kind == "training":
@@ -91,7 +91,7 @@ def load_source(path: Path, data_dir: Optional[Path] = None, ground: bool = True
     source = Source(path.name, "run", _episode_rows(path), _explainer(benchmark) if benchmark else Benchmark.explain,
                     headline=headline(path, config))
     if ground:
-        source.ground, why = GroundTruth.open(config, data_dir)
+        source.ground, why = GroundTruth.open(config, data_dir, path)
         if why:
             source.notes.append(why)
     return source

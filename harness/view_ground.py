@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .build import GOLD
-from .errors import MuaError
+from .errors import MuaError, StaleData
 from .interfaces import Benchmark
 from .runner import agent_view
 from .types import Message, Task
@@ -40,17 +40,22 @@ class GroundTruth:
         self._tasks: dict[str, dict[str, Task] | Exception] = {}
 
     @classmethod
-    def open(cls, config: dict, data_dir: Optional[Path]) -> tuple[Optional["GroundTruth"], Optional[str]]:
-        """The ground truth of a run with this config.json, or None and why not (one line for the page)."""
-        from .data import resolve_data_dir
+    def open(cls, config: dict, data_dir: Optional[Path],
+             run: Path = Path(".")) -> tuple[Optional["GroundTruth"], Optional[str]]:
+        """The ground truth of the run at ``run`` (config.json ``config``), read from ``data_dir`` if named,
+        else from the data folder the run recorded (protocol.recorded_data_dir), or None and why not (one line
+        for the page). Data changed since the run is refused (StaleData), not shown as ground truth."""
+        from .protocol import recorded_data_dir
         from .registry import open_benchmark
 
         name = config.get("benchmark")
         if not isinstance(name, str) or not name:
             return None, "no ground truth: config.json names no benchmark"
         try:
-            where = resolve_data_dir(None if data_dir is None else str(data_dir))  # a named one must exist
+            where = recorded_data_dir(config, run, None if data_dir is None else str(data_dir))
             return cls(open_benchmark(name, where), config), None
+        except StaleData:
+            raise
         except (MuaError, ImportError, OSError) as e:
             return None, f"no ground truth (task instructions, expected actions, database difference): {_failure(e)}"
 

@@ -95,6 +95,9 @@ class TrainConfig(GRPOConfig, LoraSettings):
     resume: bool = _help("continue from the newest checkpoint in output_dir (--no-resume: start a new run; "
                          "refused when output_dir is not empty)", True)
     progress: bool = _help("progress bar (--no-progress: none)", True)
+    stop_after_flat_steps: int = _help("stop (checkpoint and final model saved) after this many steps in a row "
+                                       "where every group scored the same: no reward spread, nothing learned; "
+                                       "0: never", 10)
 
     # TRL's fields with mua's defaults
     output_dir: Optional[str] = _trl("output_dir", "runs/train")
@@ -162,8 +165,9 @@ class TrainConfig(GRPOConfig, LoraSettings):
         for name in at_least_one:
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.samples_per_step < 0:
-            raise ConfigError("samples_per_step must be >= 0")
+        for name in ("samples_per_step", "stop_after_flat_steps"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
 
     def _check_sampling(self) -> None:
         if self.temperature <= 0:

@@ -35,6 +35,11 @@ class TrainingInterrupted(MuaError):
     """Ctrl-C stopped the run after saving a checkpoint; the message says how to resume."""
 
 
+class NoLearningSignal(MuaError):
+    """The run stopped early: every group scored the same for ``stop_after_flat_steps`` steps in a row, so
+    those steps learned nothing; its checkpoint and final model are saved, the message says what to change."""
+
+
 TRAIN_FIX = "chat_template: hermes in the config or --chat_template hermes (llama3_json or a template FILE also work)"
 
 
@@ -165,7 +170,8 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = atomic(trainer_cls or GRPOTrainer)(
         model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,
-        train_dataset=dataset, rollout_func=rollout, callbacks=[StepLog(cfg.out, cfg.progress)],
+        train_dataset=dataset, rollout_func=rollout,
+        callbacks=[StepLog(cfg.out, cfg.progress, cfg.stop_after_flat_steps)],
         peft_config=cfg.peft_config())
     if cfg.generation == "vllm_colocate" and not torch.cuda.is_available():
         reload_weights_on_cpu(trainer.vllm_generation)
@@ -218,4 +224,16 @@ def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
                 "resume from it" if stop.stopped_at else "no step had finished, so nothing was saved")
         raise TrainingInterrupted(f"interrupted: the step in progress was discarded; {kept}")
     save_final_model(trainer, out)  # model, tokenizer and chat template: `mua eval --agent-model OUT` loads it
+    log = next(c for c in trainer.callback_handler.callbacks if isinstance(c, StepLog))
+    if log.stopped_flat is not None:
+        raise NoLearningSignal(flat_advice(cfg, log.stopped_flat, trainer.state.max_steps))
     return out
+
+
+def flat_advice(cfg: TrainConfig, step: int, max_steps: int) -> str:
+    """The final line of a run stopped for lack of a reward spread: what happened, what is saved, what to try."""
+    return (f"stopped at step {step} of {max_steps}: {cfg.stop_after_flat_steps} steps in a row had every group "
+            f"score the same (no reward spread, so no gradient); checkpoint-{step} and the model are in {cfg.out}. "
+            "Give the groups a spread: tasks the policy passes sometimes (another --split, --task_ids, or a "
+            "warm-up with `mua sft`), more --num_generations, a higher --temperature; or "
+            "--stop_after_flat_steps 0 to go on")

@@ -57,8 +57,30 @@ def positive_float(text: str) -> float:
     return value
 
 
-def add_data_dir(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", help="benchmark data directory (default: $MUA_DATA_DIR, ../shared/data, "
+def run_label(text: str) -> tuple[Path, str]:
+    """``RUN=LABEL`` (a --label value): the run folder and the label it is shown with."""
+    run, eq, label = text.rpartition("=")
+    if not eq or not run or not label.strip():
+        raise argparse.ArgumentTypeError(f"expected RUN=LABEL (a run folder, '=', its label), got {text!r}")
+    return Path(run), label.strip()
+
+
+def add_label_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--label", type=run_label, action="append", default=[], metavar="RUN=LABEL",
+                   help="show the run folder RUN as LABEL (repeatable); default: the shortest end of its path "
+                        "that no other run's path ends with (baselines/x and results/x)")
+
+
+def add_wide_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--wide", action="store_true",
+                   help="print the table in one piece however wide (default: blocks of columns that fit 120 "
+                        "characters)")
+
+
+def add_data_dir(p: argparse.ArgumentParser, run: bool = False) -> None:
+    """``run``: the command reads a run, whose config.json records its data folder (found before the rest)."""
+    first = "the data folder the run recorded, then " if run else ""
+    p.add_argument("--data-dir", help=f"benchmark data directory (default: {first}$MUA_DATA_DIR, ../shared/data, "
                                       "then the cache filled by `mua data pull`)")
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..outputs import add_overwrite_flag, check_output
+from ..protocol import recorded_data_dir
 from .common import add_data_dir, finite_float
 
 FORMATS = ("datasets", "jsonl")
@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="datasets",
                    help="datasets: Hugging Face save_to_disk folder (default); jsonl: one row per line")
     p.add_argument("--min-reward", type=finite_float, help="only episodes with at least this reward (e.g. 1)")
-    add_data_dir(p)
+    add_data_dir(p, run=True)
     add_overwrite_flag(p, "--out")
     p.set_defaults(func=run)
 
@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     config = RunDir(args.run).read_config()
     if config is None:
         raise ConfigError(f"{args.run} is not a mua run (no config.json)")
-    bench = open_benchmark(str(config.get("benchmark")), resolve_data_dir(args.data_dir))
+    bench = open_benchmark(str(config.get("benchmark")), recorded_data_dir(config, args.run, args.data_dir))
     check_output(args.out, flag="--out", overwrite=args.overwrite, inputs=[args.run])
     rows = export_rows(args.run, bench, args.min_reward)
     if not rows:

@@ -9,8 +9,8 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..gate import METHODS, GateSettings, compare, format_verdict
 from ..power import PowerSettings, format_power, smallest_detectable_drop
-from ..runs import read_run
-from .common import check_output_file, non_negative_int, positive_int
+from ..runs import label_runs, read_run
+from .common import add_label_flag, check_output_file, non_negative_int, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     power.add_argument("--pass-rate", type=float, help="baseline pass rate in (0, 1] (default: the baseline's)")
     power.add_argument("--target-power", type=float, default=0.8, help="share of regressions to catch (0.8)")
     power.add_argument("--simulations", type=positive_int, default=200, help="simulated run pairs per drop (200)")
+    add_label_flag(p)
     p.set_defaults(func=run)
 
 
@@ -66,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         check_output_file("--json", args.json)
     baseline, candidate = read_run(args.baseline), read_run(args.candidate)
+    label_runs([baseline, candidate], dict(args.label))
     settings = GateSettings(args.metric, args.margin, args.confidence, args.method, args.resamples, args.seed,
                             args.max_error_rate, args.allow_incomplete, args.allow_partial,
                             args.allow_protocol_mismatch)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..leaderboard import Settings, build_rows, columns, declarations, load_published
-from ..leaderboard_render import FORMATS, plot, render
-from ..runs import read_run
-from .common import check_output_file, non_negative_int, positive_int
+from ..leaderboard_render import FORMATS, WIDTH, plot, render
+from ..runs import label_runs, read_run
+from .common import add_label_flag, add_wide_flag, check_output_file, non_negative_int, positive_int
 
 # results/published.json beside the package folders (a source checkout or an editable install).
 DEFAULT_PUBLISHED = Path(__file__).resolve().parents[2] / "results" / "published.json"
@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--resamples", type=positive_int, default=2000, help="bootstrap resamples (default 2000)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="bootstrap seed (default 0)")
+    add_label_flag(p)
+    add_wide_flag(p)
     p.set_defaults(func=run)
 
 
@@ -56,12 +58,13 @@ def run(args: argparse.Namespace) -> int:
         if path is not None:
             check_output_file(flag, path)
     runs = [read_run(d) for d in run_dirs(args.runs)]
+    label_runs(runs, dict(args.label))
     rows = build_rows(runs, settings)
     if args.published is not None:
         rows += load_published(args.published_file, args.published)
     decls = declarations(runs, installed=args.published is not None)
     cols = columns(rows, args.detail or args.format == "csv", decls)  # CSV is for machines: every metric
-    text = render(rows, cols, args.format, args.confidence)
+    text = render(rows, cols, args.format, args.confidence, None if args.wide else WIDTH)
     if args.out:
         args.out.write_text(text, encoding="utf-8")
     else:

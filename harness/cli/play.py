@@ -18,6 +18,7 @@ from ..eval_plan import mua_version
 from ..interfaces import Agent, Benchmark, User
 from ..plan import protocol_record, role_record, run_protocol, under_protocol, user_spec
 from ..play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
+from ..protocol import data_location
 from ..registry import open_benchmark
 from ..results import JsonlAppender, RunDir, write_json
 from ..runner import EpisodeResult, agent_view, run_episode
@@ -144,6 +145,7 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
         "tasks": {task.subset: [task.id]},
         "metrics": bench.declared_metrics().to_dict(),
         "protocol": protocol_record(bench, roles, 1, [task.subset], overrides),
+        **data_location(bench.data_dir),
     }
     return result, config, player
 

@@ -11,8 +11,9 @@ from ..data import resolve_data_dir
 from ..endpoints import watched
 from ..errors import ConfigError
 from ..outputs import add_overwrite_flag, check_output
+from ..protocol import recorded_data_dir
 from ..replay import TaskIndex, read_items, score_all
-from ..results import dumps, write_atomic
+from ..results import RunDir, dumps, write_atomic
 from ..stats import is_success
 from .common import (
     add_data_dir,
@@ -36,13 +37,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", type=positive_int, default=8, help="trajectories scored at once (judge calls)")
     add_request_timeout(p)
     add_stall_timeout(p)
-    add_data_dir(p)
+    add_data_dir(p, run=True)
     add_overwrite_flag(p, "--out")
     p.set_defaults(func=run)
 
 
+def _data_dir(args: argparse.Namespace) -> Path:
+    """--data-dir; else, for a run's own episodes.jsonl, the data folder the run recorded; else the usual
+    search."""
+    run = RunDir(args.trajectories.parent)
+    config = run.read_config() if args.trajectories.name == run.episodes.name else None
+    if config is None:
+        return resolve_data_dir(args.data_dir)
+    return recorded_data_dir(config, run.path, args.data_dir)
+
+
 async def _score(args: argparse.Namespace) -> list[dict]:
-    data_dir = resolve_data_dir(args.data_dir)
+    data_dir = _data_dir(args)
     pairs = list(read_items(args.trajectories, data_dir, TaskIndex(data_dir)))
     judge = open_model(model_spec(args, "judge", default_temperature=0.0))
     try:

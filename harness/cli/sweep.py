@@ -11,7 +11,7 @@ from typing import Optional
 from ..data import resolve_data_dir
 from ..sweep import __doc__ as SWEEP_DOC
 from ..sweep import cells, leaderboard, plan_budgets, read_sweep, run_sweep
-from .common import add_data_dir, finite, non_negative_float
+from .common import add_data_dir, add_wide_flag, finite, non_negative_float
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,6 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--heartbeat", type=non_negative_float, default=60.0, metavar="S",
                    help="print how far the running cells are every S seconds (default 60; 0: never)")
     add_data_dir(p)
+    add_wide_flag(p)
     p.set_defaults(func=run)
 
 
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     heartbeat = finite("--heartbeat", args.heartbeat)
     outcomes = asyncio.run(run_sweep(sweep, root, data_dir, heartbeat_s=max(0.0, heartbeat or 0.0)))
     print()
-    table, unreadable = leaderboard(root, outcomes)
+    table, unreadable = leaderboard(root, outcomes, wide=args.wide)
     print(table.rstrip("\n"))
     for line in unreadable:
         print(line)

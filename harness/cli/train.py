@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         from ...training.config import parse_config
-        from ...training.grpo import TrainingInterrupted, train
+        from ...training.grpo import NoLearningSignal, TrainingInterrupted, train
     except ImportError as exc:
         raise ConfigError(f"mua train needs torch, transformers, trl and datasets ({exc})") from None
     from ...training.grpo import endpoint_specs
@@ -51,10 +51,10 @@ def run(args: argparse.Namespace) -> int:
     preflight(endpoint_specs(cfg, bench))  # a dead or silent endpoint is reported now, not after the model loads
     try:
         out = train(cfg, bench)
-    except TrainingInterrupted as exc:
+    except (TrainingInterrupted, NoLearningSignal) as exc:  # a checkpoint is saved; the message says which
         if os.environ.get("RANK", "0") == "0":  # every rank stopped the same way; one says so
             print(f"mua train: {exc}", file=sys.stderr)
-        return 130
+        return 130 if isinstance(exc, TrainingInterrupted) else 3
     if os.environ.get("RANK", "0") == "0":  # under accelerate/torchrun every rank runs this command
         from ...training.hint import eval_command, shown
 

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..data import resolve_data_dir
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError
 from ..view import write_view
 from .common import add_data_dir
 
@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "leaderboard cells, models and protocol departures, a sortable, filterable "
                                    "table of episodes, each episode's conversation, why it scored what it "
                                    "scored and the task's ground truth (instructions, expected actions, the "
-                                   "database difference against the gold end state; read from --data-dir). "
+                                   "database difference against the gold end state; read from the data folder "
+                                   "the run recorded, or --data-dir). "
                                    "With RUN2, the same tasks side by side, tasks that flipped first. A "
                                    "training output directory (mua train) shows its curves, reward spread per "
                                    "step and the sampled trajectories. --watch serves the page on 127.0.0.1 "
@@ -33,21 +34,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-ground-truth", action="store_true",
                    help="do not open the benchmark's data (no task instructions, expected actions, database "
                         "differences or reconstructed requests); faster for huge runs")
-    add_data_dir(p)
+    add_data_dir(p, run=True)
     p.set_defaults(func=run)
 
 
 def _data_dir(args: argparse.Namespace):
-    """The data directory to read ground truth from; None (the page then says there is none) when no data
-    directory is found and none was named."""
-    if args.no_ground_truth:
+    """The data directory named with --data-dir (it must exist); None: each run's own (the folder it
+    recorded, else the usual search; the page says when there is none)."""
+    if args.no_ground_truth or not args.data_dir:
         return None
-    try:
-        return resolve_data_dir(args.data_dir)
-    except DataError:
-        if args.data_dir:
-            raise
-        return None
+    return resolve_data_dir(args.data_dir)
 
 
 def run(args: argparse.Namespace) -> int:

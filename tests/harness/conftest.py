@@ -48,12 +48,13 @@ def _protocol(benchmark: str, trials: int, model: str, user: Optional[str], judg
 
 def write_run(root: Path, name: str, benchmark: str, results: dict, *, model: str = "model-a",
               trials: int = 1, user: Optional[str] = None, judge: Optional[str] = None,
-              split: Optional[str] = None, metrics: bool = True, protocol: bool | dict = True) -> Path:
+              split: Optional[str] = None, metrics: bool = True, protocol: bool | dict = True,
+              data_dir: Optional[Path] = None) -> Path:
     """``results``: {subset: {task_id: [outcome per trial]}}; an outcome is a reward, MISSING, ERROR, or a
     dict {"reward": r, "components": {...}}. ``model`` "gold" is the gold agent; ``user`` and ``judge`` name
     the user simulator and judge models (None: not passed). ``metrics`` False writes a config.json of the
     format before metrics declarations were recorded; ``protocol`` False one without a protocol record, a
-    dict replaces the record."""
+    dict replaces the record; ``data_dir``: the data folder the run records (none by default, as older runs)."""
     run = root / name
     if run.exists():  # a test may rewrite a run under the same name
         shutil.rmtree(run)
@@ -67,6 +68,8 @@ def write_run(root: Path, name: str, benchmark: str, results: dict, *, model: st
     if protocol:
         config["protocol"] = protocol if isinstance(protocol, dict) else _protocol(benchmark, trials, model, user,
                                                                                   judge)
+    if data_dir is not None:
+        config["data_dir"] = str(Path(data_dir).resolve())
     specs = {"agent": model, "user": user, "judge": judge}
     if prices := prices_record({r: ModelSpec(n) if n else None for r, n in specs.items()}):
         config["prices"] = prices  # as `mua eval` records them (cost.py)

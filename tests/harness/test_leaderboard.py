@@ -214,7 +214,8 @@ def test_fixture_writes_the_config_mua_eval_writes(make_run):
     from mua.harness.registry import open_benchmark
     from mua.harness.types import Task
 
-    path = make_run("spec", "tau2", {"retail": {"r0": [1]}}, model="Qwen/Qwen3-8B", user="u", split="test")
+    path = make_run("spec", "tau2", {"retail": {"r0": [1]}}, model="Qwen/Qwen3-8B", user="u", split="test",
+                    data_dir=Path("."))
     bench = open_benchmark("tau2", Path("."))
     plan, _ = with_protocol(EvalPlan("tau2", ["retail"], ModelSpec("Qwen/Qwen3-8B"), user=ModelSpec("u"),
                                      split="test", trials=1), bench.declared_protocol())

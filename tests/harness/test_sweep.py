@@ -60,7 +60,7 @@ benchmarks:
 
 
 def sweep(capsys, file: Path, root: Path, data: Path) -> tuple[int, str]:
-    code = main(["sweep", str(file), "--out", str(root), "--data-dir", str(data)])
+    code = main(["sweep", str(file), "--out", str(root), "--data-dir", str(data), "--wide"])  # one table to read
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, out

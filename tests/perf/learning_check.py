@@ -261,7 +261,7 @@ def grpo(policy: Path, out: Path, args, seed: int, static_user: bool) -> Path:
             "--output_dir", out, "--no-resume", "--max_steps", args.grpo_steps, "--num_generations", args.group,
             "--batch_size", args.batch, "--learning_rate", args.grpo_lr, "--max_turn_tokens", args.max_turn_tokens,
             "--max_completion_tokens", 4 * args.max_turn_tokens, "--save_steps", 10**6, "--no-progress",
-            "--concurrency", CONCURRENCY,
+            "--concurrency", CONCURRENCY, "--stop_after_flat_steps", 0,  # the protocol's steps, flat or not
             *speed_flags(), "--temperature", "1.0", "--seed", seed,
             *(["--limit", args.train_tasks] if args.train_tasks else []))
     finally:
@@ -826,9 +826,10 @@ def no_gradient(grpo_dir: Optional[Path]) -> bool:
     path = grpo_dir / "metrics.jsonl" if grpo_dir else None
     if path is None or not path.is_file():
         return False
+    from mua.training.progress import is_flat
+
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    spreads = [r.get("frac_reward_zero_std") for r in rows]
-    return bool(rows) and all(s == 1.0 for s in spreads)
+    return bool(rows) and all(is_flat(r) for r in rows)
 
 
 class Out:

@@ -20,7 +20,7 @@ mua sft --policy "$OUT/smol" --dataset "$OUT/gold-ds" --output-dir "$OUT/sft" --
   --learning-rate 5e-5 --batch-size 16 --bf16 true --save-steps 100000 --no-progress
 held_out "$OUT/sft" sft
 GRPO="mua train --policy $OUT/sft --benchmark pack --data_dir $P --split train --max_steps 20 --num_generations 8
-  --batch_size 32 --max_turn_tokens 64 --bf16 true --save_steps 5 --lr_scheduler_type constant --no-progress"
+  --batch_size 32 --max_turn_tokens 64 --bf16 true --save_steps 5 --lr_scheduler_type constant --no-progress --stop_after_flat_steps 0"
 $GRPO --output_dir "$OUT/grpo" --learning_rate 3e-6
 held_out "$OUT/grpo" grpo
 $GRPO --output_dir "$OUT/lora" --learning_rate 5e-5 --use_peft true --lora_r 16 --lora_alpha 32
