@@ -23,9 +23,13 @@ MANIFEST = Path(__file__).with_name("data_manifest.json")
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
+def mua_cache() -> Path:
+    """mua's user cache: $XDG_CACHE_HOME/mua, default ~/.cache/mua (data, fetched model files)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")) / "mua"
+
+
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "mua" / "data"
+    return mua_cache() / "data"
 
 
 def candidates(explicit: Optional[str] = None) -> list[tuple[str, Path]]:

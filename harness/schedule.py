@@ -89,6 +89,7 @@ class _Player:
     async def play(self, p: int) -> None:
         task, trial = self.layout.episode(p)
         job = self.job
+        clock = self.progress.episode_started()
         record, seconds = await play_episode(job.bench, task, trial, job.plan, job.models)
         self.episodes.append(record.row)
         self.timings.append({"subset": task.subset, "task_id": task.id, "trial": trial,
@@ -105,7 +106,7 @@ class _Player:
                                          "resume."))
         self.tally.add(record)
         await self.episodes.commit()  # counted as done once durable; bookkeeping above happens before this await
-        self.progress.episode_done()
+        self.progress.episode_done(clock)
 
     async def worker(self, pending: Iterator[int]) -> None:
         for p in pending:  # one iterator shared by all workers: each position is played once
@@ -166,7 +167,7 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
     del done, early
     pending = (p for p in range(layout.size) if not kept[p])  # drawn lazily by the workers, in config order
     progress = Progress(f"{job.bench.name}/{'+'.join(job.tasks)}", layout.size, outcome.skipped, tally,
-                        job.options.progress)
+                        job.options.progress, slots=job.options.concurrency)
     player = _Player(job, layout, outcome, tally, progress)
     try:
         await _play_all(player, pending, job)

@@ -23,6 +23,7 @@ from trl import GRPOConfig
 from mua.harness.build import ModelSpec
 from mua.harness.errors import ConfigError
 from mua.harness.plan import default_user_model, departures, run_protocol, under_protocol, user_spec
+from mua.harness.quiet import silence_unactionable
 from mua.harness.selection import read_split_file
 from mua.harness.urls import redact_url
 
@@ -130,8 +131,8 @@ class TrainConfig(GRPOConfig, LoraSettings):
             self.disable_tqdm = True
         settle_device_and_precision(self)
         try:
-            with warnings.catch_warnings():  # transformers' own deprecation notice about its own defaults
-                warnings.filterwarnings("ignore", message=".*gradient_checkpointing.* is deprecated")
+            with warnings.catch_warnings():  # transformers' notices about its own defaults (harness/quiet.py)
+                silence_unactionable()
                 super().__post_init__()
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"TRL refused the training settings: {exc}") from None

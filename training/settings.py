@@ -5,10 +5,13 @@ and TRL's after, in groups.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import math
+import re
+import textwrap
 import types
-from dataclasses import Field, dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from typing import Any, Optional, Union, get_args, get_origin, get_type_hints
 
 from trl import ModelConfig
@@ -36,7 +39,7 @@ def mua_field(text: str, default: Any = None, factory: Any = None) -> Any:
 
 def _lora(name: str) -> Any:
     source: Field = ModelConfig.__dataclass_fields__[name]
-    if source.default_factory is not field().default_factory:  # type: ignore[misc]
+    if source.default_factory is not MISSING:
         return field(default_factory=source.default_factory, metadata=dict(source.metadata))
     return field(default=source.default, metadata=dict(source.metadata))
 
@@ -203,7 +206,8 @@ def parse_settings(cls: type, base: type, argv: list[str], prog: str, descriptio
                         self._parse_dataclass_field(group, by_name[name])
 
     usage = f"{prog} [--config FILE.yaml] [--KEY VALUE ...]"
-    parser = Parser(cls, prog=prog, usage=usage, description=description, allow_abbrev=False)
+    parser = Parser(cls, prog=prog, usage=usage, description=description, allow_abbrev=False,
+                    formatter_class=_DefaultOnceFormatter)
     try:
         (cfg,) = parser.parse_args_and_config(list(argv))
     except OSError as exc:
@@ -213,6 +217,61 @@ def parse_settings(cls: type, base: type, argv: list[str], prog: str, descriptio
     except ValueError as exc:
         raise _settings_error(str(exc), prog, base) from None
     return cfg
+
+
+class _DefaultOnceFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """argparse's "(default: X)" only where the help text does not already say its default, and not on the
+    ``--no-KEY`` twin of a boolean (its default is the setting's own)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if "default" in text or any(o.startswith("--no") for o in action.option_strings):
+            return text
+        return super()._get_help_string(action) or text
+
+
+def short_help(cls: type, prog: str, description: str, common: tuple[str, ...], width: int = 100) -> str:
+    """The short ``--help`` of ``mua train``/``mua sft``: mua's own settings, LoRA, and the TRL settings people
+    set most (``common``), one per line where it fits; ``--help-all`` lists every TRL field. Written once into
+    ``harness/cli/help_*.txt`` (``python -m mua.training.help``) so that ``--help`` imports nothing heavy."""
+    declared = _fields_of(cls)
+    hints = get_type_hints(cls)
+    own = [n for n in vars(cls).get("__annotations__", {}) if n in declared and n not in LORA_FIELDS]
+    groups = [(f"{prog}'s settings", own), ("LoRA (TRL's ModelConfig names)", list(LORA_FIELDS)),
+              ("TRL's settings people set most (every other one: --help-all)", [n for n in common if n not in own])]
+    wrap = textwrap.TextWrapper(width=width)
+    lines = [f"usage: {prog} [--config FILE.yaml] [--KEY VALUE ...] [--help-all]", "",
+             *wrap.wrap(description), "",
+             *wrap.wrap("Every setting is a key of the --config YAML file and a flag, spelt --key-name or "
+                        "--key_name; flags override the file.")]
+    for title, names in groups:
+        lines += ["", f"{title}:"]
+        for name in names:
+            lines += _help_entry(name, hints[name], declared[name], width)
+    return "\n".join(lines) + "\n"
+
+
+_COLUMN = 34
+
+
+def _help_entry(name: str, kind: Any, spec: Field, width: int) -> list[str]:
+    flag = f"  --{name.replace('_', '-')} {_metavar(kind)}"
+    text = " ".join(str(spec.metadata.get("help", "")).split())
+    text = re.split(r"(?<=[.!?])\s+(?=[A-Z`])", text, maxsplit=1)[0]  # TRL's help runs on: its first sentence
+    default = spec.default_factory() if spec.default_factory is not MISSING else spec.default
+    if "default" not in text and default not in (None, "", [], {}):
+        text += f" (default: {default})"
+    body = textwrap.wrap(text, width=width - _COLUMN) or [""]
+    if len(flag) > _COLUMN - 2:
+        return [flag] + [" " * _COLUMN + part for part in body]
+    return [flag.ljust(_COLUMN) + body[0]] + [" " * _COLUMN + part for part in body[1:]]
+
+
+def _metavar(kind: Any) -> str:
+    kind, _ = _unwrap_optional(kind)
+    if get_origin(kind) is list:
+        return "A,B"
+    return {bool: "true|false", int: "N", float: "X", dict: "JSON"}.get(kind, "TEXT")  # str and enums: TEXT
 
 
 def _settings_error(text: str, prog: str, base: type) -> ConfigError:

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from trl import SFTConfig
 
 from mua.harness.errors import ConfigError
+from mua.harness.quiet import silence_unactionable
 
 from .settings import (
     LoraSettings,
@@ -67,8 +68,8 @@ class SftRunConfig(SFTConfig, LoraSettings):
                               f"{self.max_steps}")
         settle_device_and_precision(self)
         try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message=".*gradient_checkpointing.* is deprecated")
+            with warnings.catch_warnings():  # transformers' notices about its own defaults (harness/quiet.py)
+                silence_unactionable()
                 super().__post_init__()
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"TRL refused the SFT settings: {exc}") from None

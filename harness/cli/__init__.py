@@ -9,6 +9,7 @@ import logging
 import sys
 
 from ..errors import MuaError
+from ..quiet import silence_unactionable
 from ..urls import redact_url
 
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     from .spelling import one_spelling
 
+    silence_unactionable()  # library notices the user cannot act on, before any library is imported
     parser = build_parser()
     args, rest = parser.parse_known_args(one_spelling(sys.argv[1:] if argv is None else list(argv)))
     if rest and not getattr(args, "passthrough", False):

@@ -24,9 +24,29 @@ from .common import (
     positive_int,
 )
 
+EXAMPLES = """examples (`mua tasks` lists the benchmarks NAME and their subsets):
+  # offline: the gold agent replays every task's reference actions (no model)
+  mua eval --benchmark NAME --subset SUBSET --agent gold --out results/NAME-gold
+  # an endpoint model as the agent, GPT-4.1 as the user simulator, under the benchmark's own protocol
+  mua eval --benchmark NAME --agent-model my-agent --agent-base-url http://127.0.0.1:8000/v1 \\
+      --user-model gpt-4.1 --user-base-url https://api.openai.com/v1 --concurrency 32 --out results/my-agent
+  # a local checkpoint, two tasks, one trial, replies capped at 128 tokens
+  mua eval --benchmark NAME --agent-model runs/ckpt --agent-chat-template hermes \\
+      --agent-params '{"max_tokens": 128}' --limit 2 --trials 1 --out results/ckpt-try
+  # one model for every role, from a provider (its key from ANTHROPIC_API_KEY)
+  mua eval --benchmark NAME --model anthropic/claude-sonnet-4-5 --out results/sonnet"""
+
+
+class _ExamplesFormatter(argparse.HelpFormatter):
+    """Wraps the description as usual and prints the examples (text with line breaks) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return text if "\n" in text else super()._fill_text(text, width, indent)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("eval", help="run a benchmark and score it",
+    p = sub.add_parser("eval", help="run a benchmark and score it", epilog=EXAMPLES,
+                       formatter_class=_ExamplesFormatter,
                        description="Runs episodes concurrently into --out. Re-running the same command resumes: "
                                    "finished (task, trial) pairs are skipped and errored ones are retried.")
     p.add_argument("--benchmark", required=True, help=f"one of: {', '.join(benchmark_names())}")

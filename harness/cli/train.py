@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from ..data import resolve_data_dir
 from ..endpoints import preflight
@@ -15,8 +16,24 @@ from ..errors import ConfigError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "train", add_help=False, help="GRPO-train a local checkpoint on benchmark tasks with a simulated user",
-        description="mua train --config FILE [--KEY VALUE ...]: see `mua train --help` for every setting")
+        description="mua train --config FILE [--KEY VALUE ...]: see `mua train --help` (`--help-all`: every "
+                    "TRL setting)")
     p.set_defaults(func=run, passthrough=True)  # every argument goes to TRL's parser (cli.main hands them over)
+
+
+def short_help(command: str, rest: list[str]) -> bool:
+    """``--help``/``-h``: print the command's short help, written beforehand from its settings classes
+    (``python -m mua.training.help``), and say so; nothing heavy is imported (TRL's parser takes 10 s to build).
+    ``--help-all`` goes to TRL's parser as ``--help`` (see :func:`full_help`)."""
+    if "-h" not in rest and "--help" not in rest:
+        return False
+    sys.stdout.write(Path(__file__).with_name(f"help_{command}.txt").read_text(encoding="utf-8"))
+    return True
+
+
+def full_help(rest: list[str]) -> list[str]:
+    """The arguments for TRL's parser: ``--help-all`` is its ``--help`` (every mua and TRL setting)."""
+    return ["--help" if arg == "--help-all" else arg for arg in rest]
 
 
 def parse_launched(parse_config, rest: list[str]):
@@ -34,6 +51,8 @@ def parse_launched(parse_config, rest: list[str]):
 
 
 def run(args: argparse.Namespace) -> int:
+    if short_help("train", args.rest):
+        return 0
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         from ...training.config import parse_config
@@ -43,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from ...training.grpo import endpoint_specs
     from ..registry import open_benchmark
 
-    cfg = parse_launched(parse_config, args.rest)
+    cfg = parse_launched(parse_config, full_help(args.rest))
     if not cfg.benchmark:
         raise ConfigError("name a benchmark: --benchmark NAME (or benchmark: in --config)")
     bench = open_benchmark(cfg.benchmark, resolve_data_dir(cfg.data_dir))

