@@ -14,6 +14,7 @@ from .metrics import MetricsDeclaration, generic
 from .protocol import RunProtocol
 from .protocol import generic as generic_protocol
 from .types import Finding, Message, Score, Task, ToolCall, ToolSpec, Usage
+from .user_facts import SuiteCase
 
 
 @dataclass
@@ -258,6 +259,11 @@ class Benchmark(ABC):
     def unjudged_checks(self, tasks: list[Task]) -> Optional[str]:
         """What a run of ``tasks`` without a judge model leaves unscored, as one sentence for the user (said
         once when the run starts); None when every check can be decided without a judge."""
+        return None
+
+    def user_suite(self, tasks: list[Task]) -> Optional[list[SuiteCase]]:
+        """The adversarial agent messages every user of ``tasks`` is scored on (``harness/user_suite.py``), or
+        None when the benchmark does not say what its users' facts are."""
         return None
 
     def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:

@@ -13,6 +13,7 @@ from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, ChatModel, EpisodeSpec, Limits, User
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration
 from mua.harness.types import Task
+from mua.harness.user_facts import SuiteCase
 from mua.harness.users import SimulatedUser
 
 from ..tau2.benchmark import Tau2Benchmark
@@ -24,6 +25,7 @@ from ..tau2.prompts import USER_STOP_MARKERS, scenario_text
 from ..tau2.tasks import Tau2Context
 from .environment import PackEnvironment
 from .loader import FILES, Pack, load_pack
+from .suite import pack_cases
 from .users import ScenarioUser, StaticUser, asking_gold_agent, opening
 
 SUBSET = "tasks"
@@ -111,6 +113,10 @@ class PackBenchmark(Tau2Benchmark):
         if task.scenario.get("replies") or not self.answers:
             return ScenarioUser(task.scenario, answers=self.answers)
         return tau2_gold_user(task.evaluation, opening(task.scenario))
+
+    def user_suite(self, tasks: list[Task]) -> Optional[list[SuiteCase]]:
+        """The adversarial user suite's cases, from the scenarios' replies and the pack's user_suite.json."""
+        return pack_cases(self.data_dir, tasks, self.load_tasks(SUBSET))
 
     def read_official(self, path: Path):
         return None  # a pack has no official results format; `mua score` reads mua's own result lines
