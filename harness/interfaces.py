@@ -167,6 +167,10 @@ class Benchmark(ABC):
     train_splits: tuple[str, ...] = ()
     # The split a policy trained on ``train_splits`` is reported on (disjoint from them); None: default_split.
     held_out_split: Optional[str] = None
+    # Whether `mua tasks` lists "gold N of M" (its gold agent with its gold user over every task): for data
+    # written against a scripted user's contract, which can change under it (task packs). Training says it
+    # for every benchmark, from the gold conversations it plays anyway.
+    gold_checked: ClassVar[bool] = False
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)
