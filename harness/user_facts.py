@@ -59,6 +59,26 @@ def invented(facts: tuple[UserFact, ...] | list[UserFact], text: str) -> list[st
         value_words(o) != f.value_words and tells(o, text) for o in f.others)]
 
 
+def names(text: str, keywords: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``keywords`` (a word or a phrase) as whole consecutive words."""
+    said = word_list(text)
+    for keyword in keywords:
+        key = word_list(keyword)
+        if key and any(said[i:i + len(key)] == key for i in range(len(said) - len(key) + 1)):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class UserFacts:
+    """What the user of one task knows. ``exact``: the benchmark says exactly what each fact is (a pack's
+    replies); otherwise the facts were found in the scenario's text by patterns (tau2's known_info), and every
+    measure built on them is heuristic. ``scenario_text``: all the text the user was given."""
+    facts: tuple[UserFact, ...]
+    exact: bool
+    scenario_text: str = ""
+
+
 @dataclass(frozen=True)
 class SuiteCase:
     """One test of a user: the task (its scenario is the user's), the user's opening line, one agent

@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
+from typing import Iterable
 
 from mua.harness.datafiles import load_json
 from mua.harness.errors import DataError
@@ -42,10 +43,11 @@ def task_facts(task: Task, others: dict[str, tuple[str, ...]]) -> tuple[UserFact
                  for r in task.scenario.get("replies") or [])
 
 
-def values_by_kind(tasks: list[Task]) -> dict[str, tuple[str, ...]]:
+def values_by_kind(scenarios: Iterable[dict]) -> dict[str, tuple[str, ...]]:
+    """Every value each fact kind takes in ``scenarios`` (a pack's ``user_scenario`` records)."""
     found: dict[str, dict[str, None]] = {}
-    for task in tasks:
-        for reply in task.scenario.get("replies") or []:
+    for scenario in scenarios:
+        for reply in scenario.get("replies") or []:
             found.setdefault(kind(reply), {})[str(reply["say"])] = None
     return {k: tuple(v) for k, v in found.items()}
 
@@ -95,7 +97,7 @@ def _messages(keys: list[str], replies: list[dict], phrasings: dict, n: int) -> 
 def pack_cases(folder: Path, tasks: list[Task], all_tasks: list[Task]) -> list[SuiteCase]:
     """Every family's cases for ``tasks`` (``all_tasks``: the whole pack, for the values of each kind)."""
     phrasings = _phrasings(Path(folder).resolve())
-    others = values_by_kind(all_tasks)
+    others = values_by_kind(t.scenario for t in all_tasks)
     cases: list[SuiteCase] = []
     for n, task in enumerate(tasks):
         replies = list(task.scenario.get("replies") or [])

@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Optional
 
 from ..data import resolve_data_dir
 from ..errors import ConfigError
+from ..interfaces import Benchmark
+from ..types import Message, Task
 from .common import add_data_dir, positive_int
 
 EXAMPLES = """examples:
@@ -36,6 +39,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true", help="print the figures as JSON")
     add_data_dir(s)
     s.set_defaults(func=run_suite)
+    a = commands.add_parser("audit", help="what a run's users told, invented, contradicted, and when they stopped",
+                            description="Per episode and overall: facts told unasked, facts not in the scenario, "
+                                        "contradictions, stops before the task was done, turns after it was done, "
+                                        "answers to keyword-stuffed messages. Each figure says whether it is exact "
+                                        "(the benchmark says what each fact is) or heuristic (facts found in the "
+                                        "scenario's prose); one a benchmark cannot give is 'not measured' (null), "
+                                        "never 0. Definitions: harness/user_audit.py.")
+    a.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                   help="a run directory written by mua eval, or a benchmark's own results file (as mua score "
+                        "reads them)")
+    a.add_argument("--episodes", action="store_true", help="also one line per episode")
+    a.add_argument("--json", action="store_true", help="print everything as JSON")
+    add_data_dir(a)
+    a.set_defaults(func=run_audit)
 
 
 def _benchmark(name: str | None, data_dir: Path):
@@ -68,4 +85,60 @@ def run_suite(args: argparse.Namespace) -> int:
     else:
         print(f"{bench.name}: scripted user on {len(cases)} suite cases from {len(tasks)} tasks")
         print("\n".join(suite_lines(scores)))
+    return 0
+
+
+def _audit_items(path: Path, data_dir: Path):
+    """(benchmark, task, messages, termination, trial) per episode of ``path``, and how many had no task."""
+    from ..episodes import latest_episodes
+    from ..registry import open_benchmark
+    from ..replay import TaskIndex, read_items
+    from ..results import RunDir
+
+    index, skipped = TaskIndex(data_dir), 0
+    items: list[tuple[Benchmark, Task, list[Message], Optional[str], Optional[str]]] = []
+    if path.is_dir():
+        config = RunDir(path).read_config()
+        if config is None:
+            raise ConfigError(f"{path} is not a mua run (no config.json)")
+        bench = open_benchmark(str(config.get("benchmark")), data_dir)
+        for record in latest_episodes(RunDir(path).episodes)[0].values():
+            try:
+                task = index.get(bench, record.subset, record.task_id)
+            except KeyError:
+                skipped += 1
+                continue
+            items.append((bench, task, [Message.from_dict(m) for m in record.messages], record.termination,
+                          str(record.trial)))
+        return items, skipped
+    if not path.is_file():
+        raise ConfigError(f"{path}: no such run directory or results file")
+    for found, item in read_items(path, data_dir, index):
+        if found is None or item.task is None:
+            skipped += 1
+            continue
+        items.append((found, item.task, item.messages, item.termination, item.variant))
+    return items, skipped
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    from ..user_audit import audit_all, audit_lines, overall
+
+    data_dir = resolve_data_dir(args.data_dir)
+    everything, report = [], []
+    for path in args.paths:
+        items, skipped = _audit_items(path, data_dir)
+        audits = audit_all(items)
+        everything += audits
+        report.append({"path": str(path), "skipped": skipped, "overall": [f.to_dict() for f in overall(audits)],
+                       "episodes": [vars(a) for a in audits]})
+        if not args.json:
+            print("\n".join(audit_lines(str(path), audits, skipped)))
+            if args.episodes:
+                for a in audits:
+                    print("    " + json.dumps(vars(a)))
+    if args.json:
+        print(json.dumps({"paths": report, "overall": [f.to_dict() for f in overall(everything)]}, indent=1))
+    elif len(args.paths) > 1:
+        print("\n".join(audit_lines(f"all {len(args.paths)} inputs", everything)))
     return 0
