@@ -205,3 +205,28 @@ def audit_all(items: Iterable[tuple[Benchmark, Task, list[Message], Optional[str
     """(benchmark, task, messages, termination, trial) per episode -> its audit."""
     return [audit_episode(bench, task, messages, termination, trial)
             for bench, task, messages, termination, trial in items]
+
+
+def summary_block(bench: Benchmark, tasks: dict[tuple[str, str], Task],
+                  records: Iterable[tuple[str, str, list[dict], Optional[str], int]]) -> Optional[dict]:
+    """summary.json's "users" block ({figure: {count, out_of, rate, how}}) for a run whose user facts are exact
+    (records: subset, task id, messages, termination, trial); None otherwise: a heuristic figure is for `mua
+    users audit` to print, not for a run's record (and runs of other benchmarks keep their summary as it was)."""
+    first = next(iter(tasks.values()), None)
+    facts = bench.user_facts(first) if first is not None else None
+    if facts is None or not facts.exact:
+        return None
+    audits = [audit_episode(bench, tasks[(subset, task_id)], [Message.from_dict(m) for m in messages], termination,
+                            str(trial))
+              for subset, task_id, messages, termination, trial in records if (subset, task_id) in tasks]
+    return {f.name: {"count": f.count, "out_of": f.out_of, "rate": f.rate, "how": f.how} for f in overall(audits)}
+
+
+def summary_text(block: dict) -> str:
+    """One line for the viewer's headline from summary.json's "users" block ("?" where a figure is unknown)."""
+    parts = []
+    for name, figure in block.items():
+        f = figure if isinstance(figure, dict) else {}
+        count, out_of = f.get("count"), f.get("out_of")
+        parts.append(f"{name} {'?' if count is None else f'{count}/{out_of}'}")
+    return "users (exact): " + ", ".join(parts)

@@ -11,6 +11,7 @@ from mua.harness.interfaces import User
 from mua.harness.runner import run_episode
 from mua.harness.types import Message, Task, Usage
 from mua.harness.user_audit import audit_episode, overall
+from mua.harness.view_headline import headline
 
 BOOKINGS = Path(__file__).resolve().parents[3] / "benchmarks" / "pack" / "examples" / "bookings"
 
@@ -87,6 +88,12 @@ def test_the_command_audits_a_run_and_says_what_is_exact(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert len(report["paths"][0]["episodes"]) == 3
     assert main(["users", "audit", str(tmp_path / "nothing")]) == 2
+    users = json.loads((run / "summary.json").read_text())["users"]  # exact figures go in the run's summary
+    assert users["facts told unasked"]["count"] == 0 and users["facts told unasked"]["how"] == "exact"
+    assert users["answers to keyword-stuffed messages"] == {"count": 0, "out_of": 0, "rate": None,
+                                                            "how": "exact: the scripted user's contract"}
+    line = headline(run, json.loads((run / "config.json").read_text()))["users"]
+    assert line.startswith("users (exact): facts told unasked 0/") and "answers to keyword-stuffed messages 0/0" in line
 
 
 def test_real_tau2_users_are_audited_heuristically(real_dir, capsys):
