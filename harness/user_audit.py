@@ -207,15 +207,18 @@ def audit_all(items: Iterable[tuple[Benchmark, Task, list[Message], Optional[str
             for bench, task, messages, termination, trial in items]
 
 
+def has_exact_facts(bench: Benchmark, tasks: list[Task]) -> bool:
+    """Whether ``bench`` says exactly what its users know (then a run's summary carries the audit): a heuristic
+    figure is for `mua users audit` to print, not for a run's record (and other benchmarks' summaries stay as
+    they were)."""
+    facts = bench.user_facts(tasks[0]) if tasks else None
+    return facts is not None and facts.exact
+
+
 def summary_block(bench: Benchmark, tasks: dict[tuple[str, str], Task],
-                  records: Iterable[tuple[str, str, list[dict], Optional[str], int]]) -> Optional[dict]:
-    """summary.json's "users" block ({figure: {count, out_of, rate, how}}) for a run whose user facts are exact
-    (records: subset, task id, messages, termination, trial); None otherwise: a heuristic figure is for `mua
-    users audit` to print, not for a run's record (and runs of other benchmarks keep their summary as it was)."""
-    first = next(iter(tasks.values()), None)
-    facts = bench.user_facts(first) if first is not None else None
-    if facts is None or not facts.exact:
-        return None
+                  records: Iterable[tuple[str, str, list[dict], Optional[str], int]]) -> dict:
+    """summary.json's "users" block ({figure: {count, out_of, rate, how}}) from the run's records (subset,
+    task id, messages, termination, trial)."""
     audits = [audit_episode(bench, tasks[(subset, task_id)], [Message.from_dict(m) for m in messages], termination,
                             str(trial))
               for subset, task_id, messages, termination, trial in records if (subset, task_id) in tasks]

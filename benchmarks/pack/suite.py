@@ -52,10 +52,17 @@ def values_by_kind(scenarios: Iterable[dict]) -> dict[str, tuple[str, ...]]:
     return {k: tuple(v) for k, v in found.items()}
 
 
-@lru_cache(maxsize=8)
 def _phrasings(folder: Path) -> dict[str, dict[str, tuple[str, ...]]]:
-    if not (folder / SUITE_FILE).is_file():
+    """The pack's user_suite.json ({} without one), read once per version of the file."""
+    path = folder / SUITE_FILE
+    if not path.is_file():
         return {}
+    info = path.stat()
+    return _read_phrasings(folder, info.st_mtime_ns, info.st_size)
+
+
+@lru_cache(maxsize=8)
+def _read_phrasings(folder: Path, _mtime: int, _size: int) -> dict[str, dict[str, tuple[str, ...]]]:
     raw = load_json(folder, SUITE_FILE)
     facts = raw.get("facts") if isinstance(raw, dict) else None
     if not isinstance(facts, dict):

@@ -9,7 +9,7 @@ whatever the agent says (the learning check's ablation "GRPO with a static user"
 The contract (docs/scripted-user.md lists it with examples): the user answers a natural-language question
 addressed to it, not a list of keywords.
 
-1. A *question* is a sentence ending in "?" whose clause, from its first question word on, is grammatical
+1. A *question* is a sentence ending in "?" whose clause, from its first question word on, is a grammatical
    request: it opens with an auxiliary or modal followed by its subject ("Could you ...", "Is your ...",
    "Do you ..."), or with a question word (what, which, where, ...) and holds a subject or determiner
    ("What is *your* name?", "Which day would *you* like?"), or it is a prepositional question-word fragment
@@ -31,6 +31,7 @@ from typing import Optional
 from mua.harness.agents import ScriptedAgent
 from mua.harness.interfaces import User
 from mua.harness.types import Message, ToolCall, ToolSpec, Usage
+from mua.harness.user_facts import word_list
 
 from ..tau2.prompts import STOP, USER_STOP_MARKERS
 
@@ -48,17 +49,12 @@ PREPOSITIONS = frozenset((
     "at", "on", "for", "from", "in", "by", "to", "with", "under", "until", "about", "into", "after", "before"))
 JOINERS = frozenset(("and", "or", "plus", ","))
 _SENTENCE = re.compile(r"[^.!?\n]*[.!?]+|[^.!?\n]+")
-_WORD = re.compile(r"\w+")
 _TOKEN = re.compile(r"\w+|,")
 
 
 def opening(scenario: dict) -> str:
     instructions = scenario.get("instructions")
     return str(instructions.get("reason_for_call") if isinstance(instructions, dict) else instructions)
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
 
 
 def _is_request(said: list[str]) -> bool:
@@ -87,13 +83,8 @@ def questions(text: str) -> list[list[str]]:
 
 def _spans(said: list[str], keyword: str) -> list[int]:
     """Where ``keyword`` (one word or a phrase) starts in ``said`` as whole consecutive words."""
-    key = words(keyword)
+    key = word_list(keyword)
     return [i for i in range(len(said) - len(key) + 1) if key and said[i:i + len(key)] == key]
-
-
-def mentions(said: list[str], keyword: str) -> bool:
-    """Whether the words ``said`` hold ``keyword`` (one word or a phrase) as whole consecutive words."""
-    return bool(_spans(said, keyword))
 
 
 def _named(said: list[str], replies: list[dict]) -> list[tuple[int, int]]:

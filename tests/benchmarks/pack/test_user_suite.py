@@ -51,3 +51,18 @@ def test_the_command_prints_one_line_per_family(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("pack: scripted user on") and len(out) == 1 + len(FAMILIES)
     assert out[1].split()[:2] == ["stuffing", "24"] and out[1].endswith("(0/24)")
+
+
+def test_a_malformed_user_suite_file_is_one_line_naming_it(tmp_path, capsys):
+    import shutil
+
+    pack = tmp_path / "pack"
+    shutil.copytree(EXAMPLES / "bookings", pack)
+    (pack / "user_suite.json").write_text('{"facts": {"name": {"paraphrases": "Who are you?"}}}')
+    assert main(["users", "suite", "pack", "--data-dir", str(pack), "--limit", "1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == ("mua users: error: user_suite.json, facts.name.paraphrases: expected a list of non-empty "
+                   "strings")
+    (pack / "user_suite.json").write_text("{not json")
+    assert main(["users", "suite", "pack", "--data-dir", str(pack), "--limit", "1"]) == 2
+    assert "user_suite.json" in capsys.readouterr().err
