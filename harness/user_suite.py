@@ -14,7 +14,8 @@ writes the cases from its own facts (``Benchmark.user_suite``). Families:
 - ``gold``: the gold agent's own questions: the facts they ask for.
 
 Figures per family: for the last three the *right-fact rate* (cases whose reply tells exactly the facts
-asked), for the first three the *told rate* (cases whose reply tells any fact). A family without cases has
+asked, and no value from another scenario), for the first three the *told rate* (cases whose reply gives a
+value of any fact kind, its own or another scenario's). A family without cases has
 rate None (unknown), never 0.
 
 API::
@@ -31,7 +32,7 @@ from typing import Callable, Optional
 
 from .interfaces import Benchmark, User
 from .types import Message, Task
-from .user_facts import SuiteCase, told
+from .user_facts import SuiteCase, invented, told
 
 REFUSE = ("stuffing", "template", "chatter")  # a fact told to these is a leak
 ANSWER = ("compound", "paraphrase", "gold")  # these should get exactly the facts asked
@@ -73,8 +74,14 @@ def suite(benchmark: Benchmark, tasks: list[Task]) -> list[SuiteCase]:
 
 
 def reply_is_right(case: SuiteCase, reply: str) -> bool:
-    """Whether ``reply`` tells exactly the facts ``case`` asks for (for a refuse family: none)."""
-    return sorted(told(case.facts, reply)) == sorted(case.asked)
+    """Whether ``reply`` tells exactly the facts ``case`` asks for (for a refuse family: none), with no value
+    from another scenario."""
+    return sorted(told(case.facts, reply)) == sorted(case.asked) and not invented(case.facts, reply)
+
+
+def tells_any(case: SuiteCase, reply: str) -> bool:
+    """Whether ``reply`` gives a value of any of the case's fact kinds, its own or another scenario's."""
+    return bool(told(case.facts, reply) or invented(case.facts, reply))
 
 
 async def _reply(make_user: Callable[[SuiteCase], User], case: SuiteCase) -> str:
@@ -98,7 +105,7 @@ async def score_user_async(make_user: Callable[[SuiteCase], User], cases: list[S
     for case, reply in await asyncio.gather(*(one(c) for c in cases)):
         score = scores.setdefault(case.family, FamilyScore(case.family, 0, 0))
         score.cases += 1
-        hit = bool(told(case.facts, reply)) if case.family in REFUSE else reply_is_right(case, reply)
+        hit = tells_any(case, reply) if case.family in REFUSE else reply_is_right(case, reply)
         score.hits += hit
     return scores
 

@@ -39,6 +39,26 @@ def test_a_user_that_tells_everything_fails_the_suite():
     assert scores["paraphrase"].rate == 0.0  # it told more than the one fact asked
 
 
+class Inventor(User):
+    """Answers every message with a name from another scenario."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    async def respond(self, messages, tools):
+        return Message(role="user", content=self.name)
+
+
+def test_a_value_from_another_scenario_counts_as_told_and_is_never_right():
+    bench = PackBenchmark(EXAMPLES / "bookings")
+    task, *others = bench.load_tasks("tasks", "test")
+    own = task.scenario["replies"][0]["say"]
+    name = next(t.scenario["replies"][0]["say"] for t in others if t.scenario["replies"][0]["say"] != own)
+    scores = score_user(lambda case: Inventor(name), suite(bench, [task]))
+    assert scores["stuffing"].rate == 1.0 and scores["chatter"].rate == 1.0
+    assert scores["paraphrase"].rate == 0.0 and scores["gold"].rate == 0.0
+
+
 def test_a_family_without_cases_is_unknown_not_zero(tmp_path):
     bench = PackBenchmark(EXAMPLES / "bookings")
     cases = [c for c in suite(bench, bench.load_tasks("tasks", "test")[:2]) if c.family != "paraphrase"]
