@@ -13,7 +13,8 @@ addressed to it, not a list of keywords.
    request: it opens with an auxiliary or modal followed by its subject ("Could you ...", "Is your ...",
    "Do you ..."), or with a question word (what, which, where, ...) and holds a subject or determiner
    ("What is *your* name?", "Which day would *you* like?"), or it is a prepositional question-word fragment
-   ("*At* what time?", "*On* which day?"). So "Is name?", "What name?", "Where sit?" and "name sit time?" are
+   ("*At* what time?", "*On* which day?"), or an elliptical question put to the user that opens with "your"
+   ("*Your* surname and the medicine?"). So "Is name?", "What name?", "Where sit?" and "name sit time?" are
    not questions: a question word (or auxiliary) plus bare keywords.
 2. A question asks about a reply when it holds one of the reply's ``when`` keywords (or phrases) as whole words.
 3. A question naming several facts gives each of them when they are joined as a list ("and", "or", "plus",
@@ -48,6 +49,9 @@ SUBJECTS = frozenset((
 PREPOSITIONS = frozenset((
     "at", "on", "for", "from", "in", "by", "to", "with", "under", "until", "about", "into", "after", "before"))
 JOINERS = frozenset(("and", "or", "plus", ","))
+# words that may come before a question's first word: "And your surname?", "So, what time?"
+LEAD_INS = frozenset(("and", "also", "so", "then", "now", "ok", "okay", "great", "thanks", "lastly", "finally",
+                      "next", "sure", "perfect", "alright"))
 _SENTENCE = re.compile(r"[^.!?\n]*[.!?]+|[^.!?\n]+")
 _TOKEN = re.compile(r"\w+|,")
 
@@ -59,6 +63,9 @@ def opening(scenario: dict) -> str:
 
 def _is_request(said: list[str]) -> bool:
     """Rule 1: whether the words of a sentence ending in "?" make a grammatical request (see the module doc)."""
+    opening_word = next((w for w in said if w not in LEAD_INS), None)
+    if opening_word == "your":  # an elliptical question put to the user: "Your surname and the medicine?"
+        return True
     start = next((i for i, w in enumerate(said) if w in QUESTION_WORDS), None)
     if start is None:
         return False

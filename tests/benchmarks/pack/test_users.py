@@ -38,10 +38,14 @@ def test_a_compound_question_joined_by_and_or_commas_gets_each_named_fact():
 
 
 def test_the_issue_38_messages():
-    """Keyword stuffing in question form gets nothing; the natural compound question gets both facts."""
+    """Keyword stuffing in question form gets nothing; the natural compound questions get both facts."""
     assert asked("Is name? Is sit? Is time?", REPLIES) == []
     assert asked("What name? What time? Where sit?", REPLIES) == []
     assert asked("Could you tell me your name and what time you want?", REPLIES) == [0, 2]
+    refills = [{"when": ["surname"], "say": "Xu."}, {"when": ["medicine"], "say": "My insulin."}]
+    assert asked("Your surname and the medicine?", refills) == [0, 1]  # elliptical, put to the user
+    assert asked("And your surname?", refills) == [0]
+    assert asked("Your surname medicine?", refills) == []  # side by side
 
 
 def test_the_user_answers_each_fact_once_then_stops():
