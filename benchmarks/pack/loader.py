@@ -30,8 +30,7 @@ from mua.harness.files import read_text
 
 from ..tau2.domain import Tau2Domain
 from ..tau2.overlay import Overlay
-from .isolation import DEFAULT_TIMEOUT_S
-from .tooldefs import import_tools, tool_defs
+from .isolation import DEFAULT_TIMEOUT_S, load_tools
 
 USER_KINDS = ("llm", "scripted")
 MAX_TOOL_TIMEOUT_S = 3600.0
@@ -266,8 +265,10 @@ def _load(folder_name: str, stamps: tuple) -> Pack:
     policy_path = folder / "policy.md"
     if not policy_path.is_file():
         raise _fail("policy.md", "missing (the agent's policy text)")
-    tools = tool_defs(import_tools(folder / "tools.py", "tools.py"), "tools.py", float(meta["tool_timeout_s"]))
-    domain = PackDomain(read_text(policy_path, what="pack: policy.md"), tools, _database(folder))
+    policy = read_text(policy_path, what="pack: policy.md")
+    base = _database(folder)
+    tools = load_tools(folder / "tools.py", "tools.py", base, float(meta["tool_timeout_s"]))
+    domain = PackDomain(policy, tools, base)
     tasks = _tasks(folder, tools, meta["user"] == "scripted")
     guidelines_path = folder / "user_guidelines.md"
     guidelines = read_text(guidelines_path if guidelines_path.is_file() else DEFAULT_GUIDELINES,

@@ -1,0 +1,100 @@
+"""Issue 41's table of hostile inputs, each row run as the `mua` command a user would type, in a fresh process,
+bounded in time: every case ends in one clear error line (or a counted error row inside a run), never a
+traceback, a silent exit or a hang."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import pytest
+
+EXAMPLE_PACK = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
+CASE_SECONDS = 60  # each case is bounded: a hang fails the test instead of stalling it
+MUA = [sys.executable, "-c", "import sys; from mua.harness.cli import main; sys.exit(main(sys.argv[1:]))"]
+
+
+def run_mua(argv: list[str], cwd: Optional[Path] = None) -> tuple[int, str, str, float]:
+    started = time.monotonic()
+    done = subprocess.run([*MUA, *argv], capture_output=True, text=True, timeout=CASE_SECONDS, cwd=cwd)
+    return done.returncode, done.stdout, done.stderr, time.monotonic() - started
+
+
+def assert_one_line(code: int, out: str, err: str, expected: str, exit_code: int = 2) -> None:
+    assert "Traceback" not in out + err, err[-3000:]
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == exit_code and len(lines) == 1 and expected in lines[0], (code, err[-3000:])
+
+
+# ---- 1. a pack's tools.py runs in its own process ------------------------------------------------------------
+
+def make_pack(tmp: Path, head: str = "", tool_body: str = "", timeout_s: float = 1) -> Path:
+    """The bookings example with ``head`` put at the top of tools.py and ``tool_body`` at the top of its
+    book_table (the tool the gold agent calls in every task)."""
+    folder = tmp / "pack"
+    shutil.copytree(EXAMPLE_PACK, folder, ignore=shutil.ignore_patterns("__pycache__", "generate.py"))
+    tools = (folder / "tools.py").read_text()
+    if tool_body:
+        tools = tools.replace('    if name not in NAMES:\n', f'    {tool_body}\n    if name not in NAMES:\n', 1)
+    (folder / "tools.py").write_text(head + tools)
+    meta = json.loads((folder / "pack.json").read_text())
+    (folder / "pack.json").write_text(json.dumps(dict(meta, tool_timeout_s=timeout_s)))
+    return folder
+
+
+def pack_commands(tmp: Path, pack: Path) -> dict[str, list[str]]:
+    trajectory = tmp / "trajectories.jsonl"
+    trajectory.write_text(json.dumps({"benchmark": "pack", "subset": "tasks", "task_id": "0",
+                                      "messages": [{"role": "user", "content": "hello"}]}) + "\n")
+    return {
+        "eval": ["eval", "--benchmark", "pack", "--data-dir", str(pack), "--agent", "gold", "--limit", "1",
+                 "--no-progress", "--out", str(tmp / "run")],
+        "tasks": ["tasks", "pack", "--data-dir", str(pack)],
+        "score": ["score", "--trajectories", str(trajectory), "--out", str(tmp / "s.jsonl"), "--data-dir", str(pack)],
+    }
+
+
+IMPORT_CASES = {
+    "loops forever": ("while True:\n    pass\n", "tools.py: did not finish within 1 s (the pack's tool_timeout_s) "
+                                                 "while importing"),
+    "os._exit(3)": ("import os\nos._exit(3)\n", "pack: tools.py: exited with 3 while importing"),
+    "BaseException": ("raise BaseException('no')\n", "importing tools.py failed: BaseException: no"),
+    "SIGSEGV": ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
+                "tools.py: was killed by signal SIGSEGV while importing"),
+}
+
+
+@pytest.mark.parametrize("command", ["eval", "tasks", "score"])
+@pytest.mark.parametrize("case", list(IMPORT_CASES))
+def test_a_pack_whose_import_fails_is_one_line(tmp_path, case, command):
+    head, expected = IMPORT_CASES[case]
+    pack = make_pack(tmp_path, head=head)
+    code, out, err, took = run_mua(pack_commands(tmp_path, pack)[command])
+    if command == "score":  # a counted error row: every trajectory still has its output line
+        assert "Traceback" not in out + err and code == 1 and "0 pass, 1 errors" in err and expected in err, err
+        assert expected in (tmp_path / "s.jsonl").read_text()
+    else:
+        assert_one_line(code, out, err, expected)
+    assert took < 30
+
+
+@pytest.mark.parametrize("body,expected", [
+    ("import os; os._exit(9)", "ended the process it ran in (exited with 9)"),
+    ("import os, signal; os.kill(os.getpid(), signal.SIGSEGV)", "ended the process it ran in (was killed by signal "
+                                                                "SIGSEGV)"),
+    ("while True: pass", "did not return within 1 s"),
+])
+def test_a_tool_that_ends_or_hangs_its_process_is_one_error_row_and_the_run_goes_on(tmp_path, body, expected):
+    pack = make_pack(tmp_path, tool_body=body)
+    argv = pack_commands(tmp_path, pack)["eval"]
+    argv[argv.index("--limit") + 1] = "3"
+    code, out, err, took = run_mua(argv)
+    assert "Traceback" not in out + err and code == 0, err[-3000:]
+    rows = [json.loads(line) for line in (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()]
+    assert len(rows) == 3  # every episode played, each with the failed call as a tool error
+    assert all(expected in json.dumps(row) for row in rows)
+    assert took < 45
