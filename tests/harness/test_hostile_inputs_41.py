@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -98,3 +99,48 @@ def test_a_tool_that_ends_or_hangs_its_process_is_one_error_row_and_the_run_goes
     assert len(rows) == 3  # every episode played, each with the failed call as a tool error
     assert all(expected in json.dumps(row) for row in rows)
     assert took < 45
+
+
+# ---- 4. SIGINT and SIGTERM at any moment: one line, 130 / 143, within a second --------------------------------
+
+def signalled(argv: list[str], sig: int, when: object) -> tuple[int, str, float]:
+    """Run mua, send ``sig`` after ``when`` seconds (a number) or once ``when()`` is true; the exit code, stderr
+    and the seconds from the signal to the exit."""
+    proc = subprocess.Popen([*MUA, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        if callable(when):
+            deadline = time.monotonic() + CASE_SECONDS
+            while not when() and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+        else:
+            time.sleep(float(when))  # type: ignore[arg-type]
+        assert proc.poll() is None, "the command ended before the signal"
+        sent = time.monotonic()
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=CASE_SECONDS)
+        return proc.returncode, err, time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("sig,code,word", [(signal.SIGINT, 130, "interrupted"),
+                                           (signal.SIGTERM, 143, "terminated (SIGTERM)")])
+@pytest.mark.parametrize("moment", ["start-up", "mid-run"])
+def test_a_signal_at_any_moment_is_one_line_and_the_run_resumes(tmp_path, sig, code, word, moment):
+    pack = make_pack(tmp_path, tool_body="import time; time.sleep(0.05)", timeout_s=5)
+    argv = pack_commands(tmp_path, pack)["eval"]
+    argv[argv.index("--limit") + 1] = "40"
+    episodes = tmp_path / "run" / "episodes.jsonl"
+    when = 0.4 if moment == "start-up" else (lambda: episodes.is_file() and episodes.stat().st_size > 0)
+    got, err, took = signalled(argv, sig, when)
+    assert "Traceback" not in err, err[-3000:]
+    lines = [line for line in err.splitlines() if line.strip()]
+    kept = "nothing was written" if moment == "start-up" else "re-run the same command to resume"
+    assert got == code and len(lines) == 1 and word in lines[0] and kept in lines[0], (got, err)
+    assert took < 1.5, took  # 1 s asked; slack for a loaded test machine
+    done = subprocess.run([*MUA, *argv], capture_output=True, text=True, timeout=CASE_SECONDS * 2)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ids = [json.loads(line)["task_id"] for line in episodes.read_text().splitlines()]
+    assert len(ids) == len(set(ids)) == 40  # resumed: no duplicate, no gap
