@@ -144,3 +144,35 @@ def test_a_signal_at_any_moment_is_one_line_and_the_run_resumes(tmp_path, sig, c
     assert done.returncode == 0, done.stderr[-3000:]
     ids = [json.loads(line)["task_id"] for line in episodes.read_text().splitlines()]
     assert len(ids) == len(set(ids)) == 40  # resumed: no duplicate, no gap
+
+
+# ---- 3. outputs by kind: --plot is an image file outside the runs it reads -----------------------------------
+
+@pytest.fixture(scope="module")
+def gold_run(tmp_path_factory) -> Path:
+    tmp = tmp_path_factory.mktemp("run41")
+    code, _, err, _ = run_mua(["eval", "--benchmark", "pack", "--data-dir", str(EXAMPLE_PACK), "--agent", "gold",
+                               "--limit", "2", "--no-progress", "--out", str(tmp / "run")])
+    assert code == 0, err
+    return tmp / "run"
+
+
+@pytest.mark.parametrize("target,expected", [
+    ("{run}/config.json", "--plot {run}/config.json: the chart is an image"),
+    ("{run}/chart.png", "--plot {run}/chart.png is inside the run {run}"),
+    ("{tmp}/chart.json", "the chart is an image; give a file name ending in .png"),
+    ("{tmp}/chart", "the chart is an image"),
+])
+def test_plot_is_an_image_outside_the_run(gold_run, tmp_path, target, expected):
+    fill = {"run": str(gold_run), "tmp": str(tmp_path)}
+    before = (gold_run / "config.json").read_bytes()
+    code, out, err, _ = run_mua(["leaderboard", str(gold_run), "--plot", target.format(**fill)])
+    assert_one_line(code, out, err, expected.format(**fill))
+    assert (gold_run / "config.json").read_bytes() == before and not (gold_run / "chart.png").exists()
+
+
+def test_leaderboard_out_is_never_a_file_of_the_run(gold_run):
+    before = (gold_run / "config.json").read_bytes()
+    code, out, err, _ = run_mua(["leaderboard", str(gold_run), "--out", str(gold_run / "config.json")])
+    assert_one_line(code, out, err, f"--out {gold_run / 'config.json'} is inside the run {gold_run}")
+    assert (gold_run / "config.json").read_bytes() == before
