@@ -189,6 +189,7 @@ class ToolWorkers:
         self._ready = threading.Condition()
         self._starting = 0
         self._failure: Optional[str] = None  # why the last spare could not start
+        self._closed = False
 
     def start(self) -> list:
         """Import tools.py in a first worker: the tools it defines, as ``worker.py`` describes them; DataError
@@ -197,7 +198,11 @@ class ToolWorkers:
             raise DataError(f"pack: missing {self.relpath} (plain Python functions, one per tool)")
         with self._ready:
             self._start_spare()  # imports beside the first, so a second call need not wait for one
-        worker = self._spawn("importing")
+        try:
+            worker = self._spawn("importing")
+        except DataError:
+            self.close()  # the spare too, once it has started
+            raise
         self._give_back(worker)
         return worker.answer["tools"]
 
@@ -230,7 +235,9 @@ class ToolWorkers:
             failure = str(e)
         with self._ready:
             self._starting -= 1
-            if worker is not None:
+            if worker is not None and self._closed:
+                worker.close()
+            elif worker is not None:
                 self._idle.append(worker)
             else:
                 self._failure = failure
@@ -278,16 +285,17 @@ class ToolWorkers:
         return str(answer["content"])
 
     def close(self) -> None:
+        """End the idle workers, and any spare still starting once it has."""
         with self._ready:
+            self._closed = True
             idle, self._idle = self._idle, []
         for worker in idle:
             worker.close()
 
 
 def load_tools(path: Path, relpath: str, base: dict, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, ToolDef]:
-    """The pack's tools, imported and run in worker processes (``isolation.py``): each tool's dispatch sends the
-    call to a worker, so the caller gets text or ToolFailed (an "Error: ..." tool result), whatever the code
-    does."""
+    """The pack's tools, imported and run in worker processes: each tool's dispatch sends the call to a worker,
+    so the caller gets text or ToolFailed (an "Error: ..." tool result), whatever the code does."""
     workers = ToolWorkers(path, relpath, base, timeout_s)
     tools = {}
     for name, spec_name, description, parameters, extra, params, owner, mutates, kind in workers.start():
