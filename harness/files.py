@@ -7,6 +7,7 @@ folder, unreadable) and the shape (the top-level value and a record's fields mus
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any, Mapping, Optional, TypeVar
 
@@ -57,6 +58,36 @@ def read_json(path: Path | str, *, what: str = "JSON file", expect: Optional[typ
         raise DataError(f"{what} {path}: expected {_TYPE_NAMES.get(expect, expect.__name__)} at the top, "
                         f"found {type_name(value)}")
     return value
+
+
+def parse_yaml(text: str, *, where: str) -> Any:
+    """One YAML document under the limits JSON values have here (nesting depth, integer digits, finite
+    numbers), or DataError ``{where}: {reason}``."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise DataError(f"{where}: not valid YAML ({str(e).splitlines()[0]})") from None
+    except RecursionError:
+        raise DataError(f"{where}: it is nested too deeply to read") from None
+    except (ValueError, OverflowError) as e:  # an integer of thousands of digits
+        raise DataError(f"{where}: it cannot be read: {str(e).split(';')[0][:120]}") from None
+    _check_finite(value, where, set())
+    return value
+
+
+def _check_finite(value: Any, where: str, seen: set[int], at: str = "") -> None:
+    # YAML writes .inf and .nan; JSON readers here refuse them. ``seen``: aliases share a value, walk it once.
+    if isinstance(value, float) and not math.isfinite(value):
+        raise DataError(f"{where}: {at or 'the value'}: {value} is not a finite number")
+    if isinstance(value, (dict, list)) and id(value) not in seen:
+        seen.add(id(value))
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            _check_finite(key, where, seen, at)
+            _check_finite(item, where, seen, f"{at}.{key}" if isinstance(value, dict) and at else
+                          str(key) if isinstance(value, dict) else f"{at}[{key}]")
 
 
 def type_name(value: Any) -> str:

@@ -105,6 +105,16 @@ def render(rows: Sequence[Row], cols: Sequence[str], fmt: str, confidence: float
     raise ConfigError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
+PLOT_SUFFIXES = (".png", ".svg", ".svgz", ".pdf", ".eps", ".ps", ".jpg", ".jpeg", ".tif", ".tiff", ".webp")
+
+
+def check_plot_path(path: Path) -> None:
+    """ConfigError naming --plot unless the file name says an image format the chart can be drawn in."""
+    if Path(path).suffix.lower() not in PLOT_SUFFIXES:
+        raise ConfigError(f"--plot {path}: the chart is an image; give a file name ending in "
+                          f"{', '.join(PLOT_SUFFIXES)}")
+
+
 def plot(rows: Sequence[Row], cols: Sequence[str], path: Path, confidence: float = 0.95) -> None:
     """Grouped bars, one group per metric column; measured bars carry their interval, published ones are
     hatched. The PNG carries no software-version metadata, so the same rows give the same file."""

@@ -70,6 +70,19 @@ def check_not_input(path: Path | str, *, flag: str, inputs: Iterable[Optional[Pa
                               f"writing there would replace it: {hint or f'name another {flag}'}")
 
 
+def check_not_inside(path: Path | str, *, flag: str, folders: Iterable[Path | str], what: str) -> None:
+    """Refuse (ConfigError) to write ``path`` inside one of ``folders`` (``what`` they are, e.g. "the run"):
+    a file written there would become part of, or replace a file of, something the command reads."""
+    try:
+        target = Path(path).resolve()
+    except OSError:
+        return
+    for folder in folders:
+        where = Path(folder).resolve()
+        if target == where or where in target.parents:
+            raise ConfigError(f"{flag} {path} is inside {what} {folder}; name a file outside it")
+
+
 def check_output(path: Path | str, *, flag: str, overwrite: Optional[bool],
                  inputs: Iterable[Optional[Path | str]] = (), command: str = "") -> None:
     """Refuse (ConfigError, before any work) to write ``path`` when it is one of ``inputs`` (or holds one) or

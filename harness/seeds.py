@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import hashlib
 
+MAX_SEED = 2**63 - 1  # a run seed a sweep file or config may give: beyond it, a mistake
+
 
 def derive_seed(*parts: object) -> int:
     """A 31-bit seed from ``parts`` (their text joined by NUL), independent of Python's hash seed and of the

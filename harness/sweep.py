@@ -19,7 +19,6 @@ partial one resumes as `mua eval` does.
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -30,9 +29,10 @@ from .batch import EvalPlan, run_eval  # the one entry point of a run; nothing e
 from .build import GOLD, ModelSpec
 from .errors import ConfigError, DataError, MuaError
 from .files import field as checked
-from .files import read_text
+from .files import parse_yaml, read_text
 from .registry import benchmark_class
 from .runs import label_runs, read_run
+from .seeds import MAX_SEED
 
 TOP_KEYS = ("out", "concurrency", "endpoints", "seed", "trials", "models", "user", "judge", "benchmarks")
 MODEL_KEYS = ("name", "base_url", "api_key_env", "params")
@@ -80,13 +80,8 @@ class Cell:
 def read_sweep(path: Path | str) -> Sweep:
     """The sweep file, checked: unknown keys, wrong types, non-finite numbers and bad URLs are refused with
     one line naming the file and the field."""
-    import yaml
-
     where = str(path)
-    try:
-        data = yaml.safe_load(read_text(path, what="sweep file"))
-    except yaml.YAMLError as e:
-        raise DataError(f"sweep file {where}: not valid YAML ({str(e).splitlines()[0]})") from None
+    data = parse_yaml(read_text(path, what="sweep file"), where=f"sweep file {where}")
     if not isinstance(data, dict):
         raise DataError(f"sweep file {where}: expected a mapping with keys {', '.join(TOP_KEYS)}")
     _known(data, TOP_KEYS, where)
@@ -104,11 +99,18 @@ def read_sweep(path: Path | str) -> Sweep:
         user=_optional_model(data, "user", where), judge=_optional_model(data, "judge", where),
         concurrency=_positive(checked(data, "concurrency", int, where=where, default=8), f"{where}: concurrency"),
         endpoints=budgets,
-        seed=checked(data, "seed", int, where=where, default=0),
+        seed=_seed(checked(data, "seed", int, where=where, default=0), where),
         trials=_optional_positive(data, "trials", where),
         out=checked(data, "out", str, where=where, default=None, nullable=True),
     )
     return sweep
+
+
+def _seed(value: int, where: str) -> int:
+    if not 0 <= value <= MAX_SEED:
+        raise DataError(f"{where}: seed must be a whole number from 0 to {MAX_SEED}, found {str(value)[:40]}"
+                        f"{'...' if len(str(value)) > 40 else ''}")
+    return value
 
 
 def _known(data: dict, keys: tuple[str, ...], where: str) -> None:
@@ -128,20 +130,8 @@ def _optional_positive(data: dict, key: str, where: str) -> Optional[int]:
     return None if value is None else _positive(value, f"{where}: {key}")
 
 
-def _finite(value: Any, where: str) -> None:
-    """Request params must be plain JSON: no NaN or infinity (YAML's .nan, .inf)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise DataError(f"{where}: {value} is not a finite number")
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _finite(v, f"{where}.{k}")
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            _finite(v, f"{where}[{i}]")
-
-
 def _model(data: Any, where: str) -> ModelSpec:
-    from .models.openai_client import check_base_url
+    from .models.openai_client import check_base_url, check_client_options
 
     if data == GOLD:  # the bare word is the gold agent; a mapping {name: gold} is a model named "gold"
         return ModelSpec.gold_agent()
@@ -155,7 +145,10 @@ def _model(data: Any, where: str) -> ModelSpec:
     if base_url is not None:
         base_url = check_base_url(base_url)
     params = dict(checked(data, "params", dict, where=where, default={}, nullable=True) or {})
-    _finite(params, f"{where}: params")
+    try:
+        check_client_options(params)
+    except ConfigError as e:
+        raise DataError(f"{where}: params: {e}") from None
     api_key_env = checked(data, "api_key_env", str, where=where, default="OPENAI_API_KEY")
     return ModelSpec(name=name, base_url=base_url, params=params, api_key_env=api_key_env)
 

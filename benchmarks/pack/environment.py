@@ -1,7 +1,7 @@
 """A pack episode's environment: tau2's, except that tool calls run off the event loop.
 
-Each call of a pack tool is already bounded in time (``isolation.py``); running the whole call in a worker
-thread as well lets the other episodes of a concurrent run go on while one tool is slow."""
+Each call of a pack tool runs in a worker process and is bounded in time (``isolation.py``); waiting for it in
+a thread lets the other episodes of a concurrent run go on while one tool is slow."""
 from __future__ import annotations
 
 import asyncio
@@ -12,7 +12,7 @@ from mua.harness.types import ToolCall
 
 from ..tau2.environment import Tau2Environment
 
-# Workers only wait for a tool's own (abandonable) thread, at most its time limit, so they never stay stuck.
+# These threads only wait for a worker process's answer, at most the tool's time limit, so they never stay stuck.
 _WORKERS = ThreadPoolExecutor(max_workers=64, thread_name_prefix="mua-pack-call")
 
 

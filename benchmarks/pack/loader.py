@@ -26,15 +26,15 @@ from typing import Any, Optional
 from mua.harness.build import looks_like_path
 from mua.harness.datafiles import load_json
 from mua.harness.errors import DataError
-from mua.harness.files import read_text
+from mua.harness.files import read_text, type_name
 
 from ..tau2.domain import Tau2Domain
 from ..tau2.overlay import Overlay
-from .isolation import DEFAULT_TIMEOUT_S
-from .tooldefs import import_tools, tool_defs
+from .isolation import DEFAULT_TIMEOUT_S, load_tools
 
 USER_KINDS = ("llm", "scripted")
 MAX_TOOL_TIMEOUT_S = 3600.0
+MAX_COUNT = 1_000_000  # max_messages, max_errors: beyond this a number is a mistake, not a budget
 BASIS = ("DB", "COMMUNICATE", "ACTION", "NL_ASSERTION")
 DEFAULT_GUIDELINES = Path(__file__).with_name("user_guidelines.md")
 
@@ -98,8 +98,9 @@ def _meta(folder: Path) -> dict:
     if user not in USER_KINDS:
         raise _fail("pack.json", f"field 'user' must be one of {', '.join(USER_KINDS)}, got {user!r}")
     for key in ("max_messages", "max_errors"):
-        if key in meta and (not isinstance(meta[key], int) or isinstance(meta[key], bool) or meta[key] < 1):
-            raise _fail("pack.json", f"field {key!r} must be a positive integer")
+        if key in meta and (not isinstance(meta[key], int) or isinstance(meta[key], bool)
+                            or not 1 <= meta[key] <= MAX_COUNT):
+            raise _fail("pack.json", f"field {key!r} must be a whole number from 1 to {MAX_COUNT:,}")
     limit = meta.setdefault("tool_timeout_s", DEFAULT_TIMEOUT_S)
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0 < limit <= MAX_TOOL_TIMEOUT_S:
         raise _fail("pack.json", f"field 'tool_timeout_s' must be a number of seconds in (0, {MAX_TOOL_TIMEOUT_S:g}]"
@@ -210,10 +211,24 @@ def _tasks(folder: Path, tools: dict, scripted: bool) -> list[dict]:
         elif not isinstance(instructions, str) or not instructions.strip():
             raise _fail(where, "field 'user_scenario.instructions' must be an object (domain, reason_for_call, "
                                "task_instructions, known_info) or a string")
+        _check_initial_state(record.get("initial_state"), where)
         _check_replies(scenario, where, scripted)
         _check_evaluation(record.get("evaluation_criteria"), where, tools)
         _check_after(scenario, record.get("evaluation_criteria"), where)
     return records
+
+
+def _check_initial_state(value: Any, where: str) -> None:
+    """A pack's database starts as db.json for every task: ``initial_state`` may only be absent, null or an
+    object without ``initialization_data`` / ``initialization_actions`` (tau2's ways of changing it)."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raise _fail(where, f"field 'initial_state' must be an object or null, found {type_name(value)}")
+    for key in ("initialization_data", "initialization_actions"):
+        if value.get(key):
+            raise _fail(where, f"field 'initial_state.{key}' is not supported by packs (every task starts from "
+                               "db.json; give the task its own records there)")
 
 
 def _check_after(scenario: dict, evaluation: Any, where: str) -> None:
@@ -266,8 +281,10 @@ def _load(folder_name: str, stamps: tuple) -> Pack:
     policy_path = folder / "policy.md"
     if not policy_path.is_file():
         raise _fail("policy.md", "missing (the agent's policy text)")
-    tools = tool_defs(import_tools(folder / "tools.py", "tools.py"), "tools.py", float(meta["tool_timeout_s"]))
-    domain = PackDomain(read_text(policy_path, what="pack: policy.md"), tools, _database(folder))
+    policy = read_text(policy_path, what="pack: policy.md")
+    base = _database(folder)
+    tools = load_tools(folder / "tools.py", "tools.py", base, float(meta["tool_timeout_s"]))
+    domain = PackDomain(policy, tools, base)
     tasks = _tasks(folder, tools, meta["user"] == "scripted")
     guidelines_path = folder / "user_guidelines.md"
     guidelines = read_text(guidelines_path if guidelines_path.is_file() else DEFAULT_GUIDELINES,

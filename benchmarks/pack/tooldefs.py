@@ -4,7 +4,8 @@ The first parameter receives the episode's database (a copy-on-write :class:`Ove
 tool's JSON-schema parameters, typed from their annotations (the same mechanism as tau2's tools,
 ``benchmarks/tau2/toolkit.py``). The description is the docstring up to an
 ``Args:`` section, whose ``name: text`` lines describe the parameters. Loading tools.py imports code the pack's
-author wrote (as installing an adapter does); nothing in a data file is ever evaluated."""
+author wrote (as installing an adapter does), in a process of its own (``isolation.py``, ``worker.py``);
+nothing in a data file is ever evaluated."""
 from __future__ import annotations
 
 import importlib.util
@@ -12,13 +13,11 @@ import inspect
 import sys
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
 
 from mua.harness.errors import DataError
 
-from ..tau2.domain import Record, ToolDef
+from ..tau2.domain import ToolDef
 from ..tau2.toolkit import docstring_text, make_tool
-from .isolation import DEFAULT_TIMEOUT_S, run_isolated
 
 
 def import_tools(path: Path, relpath: str) -> ModuleType:
@@ -38,27 +37,10 @@ def import_tools(path: Path, relpath: str) -> ModuleType:
     return module
 
 
-def _returning_records(fn: Callable) -> Callable:
-    # A dict a tool returns is shown to the agent verbatim as JSON (tau2 does so for its pydantic records).
-    def call(db: Any, **kwargs: Any) -> Any:
-        result = fn(db, **kwargs)
-        return Record(result) if isinstance(result, dict) and not isinstance(result, Record) else result
-    return call
-
-
-def _isolated(fn: Callable, name: str, timeout_s: float) -> Callable:
-    # The author's code runs in its own thread with a time limit; what it returns is serialised there, so the
-    # caller gets text or ToolFailed (an "Error: ..." tool result), whatever the code does (isolation.py).
-    records = _returning_records(fn)
-
-    def call(db: Any, **kwargs: Any) -> str:
-        return run_isolated(records, db, kwargs, name=name, timeout_s=timeout_s)
-    return call
-
-
-def tool_defs(module: ModuleType, relpath: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[str, ToolDef]:
-    """Every public function defined in the module, in source order, as a tool. Each is re-executed when a
-    trajectory is scored, so tools must be deterministic functions of the database and their arguments."""
+def tool_defs(module: ModuleType, relpath: str) -> dict[str, ToolDef]:
+    """Every public function defined in the module, in source order, as a tool (in the worker process, whose
+    dispatch is the function itself). Each is re-executed when a trajectory is scored, so tools must be
+    deterministic functions of the database and their arguments."""
     functions = [f for name, f in vars(module).items()
                  if inspect.isfunction(f) and not name.startswith("_") and f.__module__ == module.__name__]
     if not functions:
@@ -68,8 +50,7 @@ def tool_defs(module: ModuleType, relpath: str, timeout_s: float = DEFAULT_TIMEO
         where = f"{relpath}, tool {fn.__name__}"
         description, docs = docstring_text(fn.__doc__)
         # a pack's schema leaves defaults out (packs have always been shown them that way)
-        tool = make_tool(fn, fn.__name__, description, docs, "Tools", "write", where, defaults=False,
-                         call=_isolated(fn, fn.__name__, timeout_s))
+        tool = make_tool(fn, fn.__name__, description, docs, "Tools", "write", where, defaults=False)
         if not description:
             raise DataError(f"{where}: needs a docstring (it is the tool's description the agent sees)")
         tools[fn.__name__] = tool

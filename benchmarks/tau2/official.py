@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from mua.harness.errors import DataError
-from mua.harness.files import read_json
+from mua.harness.files import read_json, type_name
 from mua.harness.interfaces import ReplayItem
+from mua.harness.jsonl import loads_line
 from mua.harness.types import Message, Task, ToolCall
 
 from .tasks import make_task
@@ -82,8 +83,27 @@ def parse_reward_info(raw) -> tuple[Optional[dict], Optional[str]]:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             value = None
         if isinstance(value, dict):
-            return value, None
+            return _typed_reward_info(value)
     return None, "reward_info is neither a dict nor the Python repr of one"
+
+
+def _typed_reward_info(info: dict) -> tuple[Optional[dict], Optional[str]]:
+    """reward_info parsed from a repr holds only what JSON can carry (it is written back into score rows)."""
+    try:
+        return loads_line(json.dumps(info, allow_nan=False)), None
+    except (TypeError, ValueError, RecursionError) as e:  # inf, a set, bytes, nesting too deep
+        return None, f"reward_info holds a value JSON cannot carry ({str(e)[:80]})"
+
+
+def _reward_problem(reward_info: Optional[dict]) -> Optional[str]:
+    """The recorded reward, which score compares with mua's verdict: absent, null or a number in [0, 1]."""
+    reward = (reward_info or {}).get("reward")
+    if reward is None:
+        return None
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not 0 <= reward <= 1:
+        shown = repr(reward) if isinstance(reward, (int, float, str)) else type_name(reward)
+        return f"reward_info.reward must be a number from 0 to 1, found {shown[:60]}"
+    return None
 
 
 def _action_key(action) -> tuple:
@@ -193,6 +213,9 @@ def _replay_item(index: int, sim, tasks: dict[str, Task], domain: str) -> Replay
     task_id = str(sim.get("task_id"))
     messages, error = convert_messages(sim.get("messages"))
     reward_info, info_error = parse_reward_info(sim.get("reward_info"))
+    info_error = info_error or _reward_problem(reward_info)
+    if info_error is not None:
+        info_error, reward_info = f"simulations[{index}]: {info_error}", None
     error = error or info_error
     task = None
     if info_error is None:

@@ -3,14 +3,30 @@
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import logging
+import os
+import signal
 import sys
 
-from ..errors import MuaError
-from ..quiet import silence_unactionable
-from ..urls import redact_url
+from . import signals
+
+
+def _starting_line(signum: int) -> str:
+    return f"mua: {_stopped(signum)} while starting; nothing was written"
+
+
+def _stopped(signum: int) -> str:
+    return "terminated (SIGTERM)" if signum == signal.SIGTERM else "interrupted"
+
+
+_AS_PROGRAM = signals.starting(_starting_line) if os.path.basename(sys.argv[0]) == "mua" else None  # the imports below
+
+import argparse  # noqa: E402  (after the handlers: a signal while these load is one line too)
+import importlib  # noqa: E402
+import logging  # noqa: E402
+
+from ..errors import MuaError  # noqa: E402
+from ..quiet import silence_unactionable  # noqa: E402
+from ..urls import redact_url  # noqa: E402
 
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
                "benchmarks (see `mua eval --help`).")
@@ -35,6 +51,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    previous = signals.starting(_starting_line)  # flags and the commands' imports: nothing written yet
+    try:
+        return _main(argv)
+    finally:
+        signals.restore(_AS_PROGRAM or previous)
+
+
+def _main(argv: list[str] | None) -> int:
     from .spelling import one_spelling
 
     silence_unactionable()  # library notices the user cannot act on, before any library is imported
@@ -45,6 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     args.rest = rest  # a command with its own parser (train: TRL's) reads these
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
+
+    def stopped(signum: int) -> str:
+        return f"mua {args.command}: {_stopped(signum)}; re-run the same command to resume"
+    signals.running(stopped)
     try:
         return int(args.func(args) or 0)
     except MuaError as e:
@@ -54,9 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         where = f" {e.filename}" if getattr(e, "filename", None) else ""
         print(f"mua {args.command}: error: cannot write or read{where}: {e.strerror or e}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"mua {args.command}: interrupted; re-run the same command to resume", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (signals.Terminated)
+        signum = signal.SIGTERM if isinstance(e, signals.Terminated) else signal.SIGINT
+        signals.say(stopped(signum))
+        return signals.CODES[signum]
 
 
 if __name__ == "__main__":

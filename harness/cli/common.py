@@ -10,7 +10,7 @@ from typing import Optional
 from ..build import ModelSpec, looks_like_path
 from ..errors import ConfigError
 from ..jsonl import BadLine, loads_line
-from ..models.openai_client import check_base_url
+from ..models.openai_client import check_base_url, check_client_options
 from ..models.providers import key_env
 
 
@@ -159,10 +159,10 @@ def model_spec(args: argparse.Namespace, role: str, default_temperature: Optiona
     template = getattr(args, f"{role}_chat_template", None)
     if template is not None:
         params["chat_template"] = template  # recorded in config.json with the other params
-    given = params.get("timeout_s")
-    if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
-                              or not 0 < given < math.inf):
-        raise ConfigError(f"--{role}-params timeout_s must be a positive number of seconds, got {given!r}")
+    try:  # typed here, so that a bad one names the flag (not a traceback in a retry loop or connection pool)
+        check_client_options(params)
+    except ConfigError as e:
+        raise ConfigError(f"--{role}-params {e}") from None
     if timeout is not None:
         params.setdefault("timeout_s", timeout)
     base_url = getattr(args, f"{role}_base_url") or getattr(args, "base_url", None)

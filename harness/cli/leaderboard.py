@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..leaderboard import Settings, build_rows, columns, declarations, load_published
-from ..leaderboard_render import FORMATS, WIDTH, plot, render
+from ..leaderboard_render import FORMATS, WIDTH, check_plot_path, plot, render
+from ..outputs import check_not_inside
 from ..runs import label_runs, read_run
 from .common import add_label_flag, add_wide_flag, check_output_file, non_negative_int, positive_int
 
@@ -54,10 +55,14 @@ def run(args: argparse.Namespace) -> int:
     if not 0.5 <= args.confidence < 1.0 or args.resamples < 1:
         raise ConfigError("--confidence must be in [0.5, 1) and --resamples at least 1")
     settings = Settings(args.confidence, args.resamples, args.seed)
+    if args.plot is not None:
+        check_plot_path(args.plot)
+    folders = run_dirs(args.runs)
     for flag, path in (("--out", args.out), ("--plot", args.plot)):
         if path is not None:
             check_output_file(flag, path)
-    runs = [read_run(d) for d in run_dirs(args.runs)]
+            check_not_inside(path, flag=flag, folders=folders, what="the run")
+    runs = [read_run(d) for d in folders]
     label_runs(runs, dict(args.label))
     rows = build_rows(runs, settings)
     if args.published is not None:

@@ -83,14 +83,50 @@ class _WaitBackoff(wait_base):
         return self.backoff(retry_state)
 
 
+MAX_ATTEMPTS = 1000
+MAX_CONNECTIONS_LIMIT = 1_000_000
+
+
 def retry_policy(value: Optional[RetryPolicy | dict]) -> RetryPolicy:
-    """A RetryPolicy from itself, a dict of its fields (as configuration files give it), or None (defaults)."""
+    """A RetryPolicy from itself, a dict of its fields (as configuration files give it), or None (defaults);
+    ConfigError naming the field when one is unknown or not a number of its kind."""
     if value is None or isinstance(value, RetryPolicy):
         return value or RetryPolicy()
-    try:
-        return RetryPolicy(**value)
-    except TypeError as e:
-        raise ConfigError(f"bad retry settings {value!r}: {e}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"retry must be an object of {', '.join(RetryPolicy.__dataclass_fields__)}, "
+                          f"got {type(value).__name__}")
+    unknown = sorted(str(k) for k in value if k not in RetryPolicy.__dataclass_fields__)
+    if unknown:
+        raise ConfigError(f"retry: unknown field(s) {', '.join(unknown)}; known: "
+                          f"{', '.join(RetryPolicy.__dataclass_fields__)}")
+    for key, given in value.items():
+        if key == "max_attempts":
+            if isinstance(given, bool) or not isinstance(given, int) or not 1 <= given <= MAX_ATTEMPTS:
+                raise ConfigError(f"retry.max_attempts must be a whole number from 1 to {MAX_ATTEMPTS}, "
+                                  f"got {given!r:.60}")
+        elif isinstance(given, bool) or not isinstance(given, (int, float)) or not 0 <= given < math.inf:
+            raise ConfigError(f"retry.{key} must be a finite number of seconds (0 or more), got {given!r:.60}")
+    return RetryPolicy(**value)
+
+
+def check_client_options(params: dict) -> None:
+    """A model's client options among its params (``timeout_s``, ``retry``, ``max_connections``), typed:
+    ConfigError naming the field when one is not what the client takes."""
+    given = params.get("timeout_s")
+    if given is not None and (isinstance(given, bool) or not isinstance(given, (int, float))
+                              or not 0 < given < math.inf):
+        raise ConfigError(f"timeout_s must be a positive number of seconds, got {given!r:.60}")
+    retry_policy(params.get("retry"))
+    if "max_connections" in params:
+        check_max_connections(params["max_connections"])
+
+
+def check_max_connections(value: Any) -> int:
+    """``max_connections``: a whole number of connections per endpoint (ConfigError naming it otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CONNECTIONS_LIMIT:
+        raise ConfigError(f"max_connections must be a whole number from 1 to {MAX_CONNECTIONS_LIMIT:,}, "
+                          f"got {value!r:.60}")
+    return value
 
 
 def parse_retry_after(value: Optional[str]) -> Optional[float]:
@@ -251,7 +287,7 @@ class OpenAIChatModel:
         self.pending = 0
         self.last_answer = time.monotonic()
         self.retry = retry_policy(retry)
-        self.max_connections = max_connections
+        self.max_connections = check_max_connections(max_connections)
         self.params = params
         self._encoder = BodyEncoder()
         self._session: Optional[pools.Transport] = None
