@@ -31,6 +31,9 @@ from .settings import LoraSettings, coerce_fields, mua_field, parse_settings, se
 GENERATION_BACKENDS = ("transformers", "vllm_colocate", "vllm_server")
 SCRIPTED = "scripted"  # the benchmark's scripted (gold) user instead of a user model
 CONSTANT_SCHEDULES = ("constant", "constant_with_warmup")
+# TRL's GRPO loss formulations (GRPOConfig.loss_type; its default, "dapo", is mua's): checked here, since TRL itself
+# refuses another value only when it first computes a loss, after a step's rollouts
+LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 
 
 def _trl(name: str, default: Any) -> Any:
@@ -143,6 +146,8 @@ class TrainConfig(GRPOConfig, LoraSettings):
             raise ConfigError("generation: vllm_server needs vllm_server_url (e.g. http://gpu-host:8000)")
         if self.incomplete_scores not in ("drop", "keep"):
             raise ConfigError("incomplete_scores must be 'drop' or 'keep'")
+        if self.loss_type not in LOSS_TYPES:
+            raise ConfigError(f"loss_type must be one of {', '.join(LOSS_TYPES)}; got {self.loss_type!r}")
         self._check_sampling()
 
     def _check_batch(self) -> None:
