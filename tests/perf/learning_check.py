@@ -1,8 +1,9 @@
 """The learning check: does GRPO with the user in the loop raise a HELD-OUT score over an SFT cold start, beyond
 what fair baselines from the same SFT checkpoint and the same episode budget reach, on every example pack?
 
-One command runs it all: for each pack of ``--packs`` (default: the bookings, refills and appointments examples
-under benchmarks/pack/examples; a name there or a pack folder) and each of ``--seeds`` training seeds, one job:
+One command runs it all: for each pack of ``--packs`` (default: the bookings, refills, appointments and salon
+examples under benchmarks/pack/examples, salon the one whose demonstrations show the behaviour to learn in at
+most 20% of conversations; a name there or a pack folder) and each of ``--seeds`` training seeds, one job:
   1. build the tiny model (`mua model tiny --hidden-size 128 --heads 4 --sliding-window 128 --digit-places 8
      --seed S`; with ``--tokenizer-corpus train`` also ``--corpus OUT/<pack>/tokenizer-corpus.txt``, the pack's
      gold train conversations), or start from ``--policy CKPT`` (any checkpoint; the tiny-shape flags are then
@@ -53,6 +54,7 @@ the token budgets. How the defaults were fixed and why test is run once: docs/le
     python tests/perf/learning_check.py --out /tmp/learning-check --split test     # report once
     python tests/perf/learning_check.py --out /tmp/lc --packs refills --seeds 1    # one pack, one seed
     python tests/perf/learning_check.py --out /tmp/lc-smoke --smoke                # 2 steps, 4 tasks, 1 seed (CI)
+    python tests/perf/learning_check.py --out /tmp/lc-rft --tune-rft-lr 1e-4,3e-4,1e-3  # RFT's rate, validation
 """
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ from typing import Any, Optional
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 EXAMPLES = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples"
-DEFAULT_PACKS = "bookings,refills,appointments"
+DEFAULT_PACKS = "bookings,refills,appointments,salon"
 BEFORE, SFT, GRPO, STATIC, RFT = ("before SFT", "SFT", "GRPO, user in the loop", "GRPO, static user",
                                   "RFT (rejection sampling)")
 METHODS = (GRPO, STATIC, RFT)  # each compared with SFT, paired over tasks
@@ -86,7 +88,8 @@ MARKER, FORMAT = ".mua-learning-check", 1
 NOT_SETTINGS = {"out", "jobs", "job", "job_threads", "job_timeout", "packs", "pack", "seeds", "argv"}
 # Settings added after jobs were recorded without them, with the value those jobs had (digit places came later).
 # RFT's samples were GRPO's budget rounded to whole trials over the train split before they were exactly it.
-SETTINGS_BEFORE_THEY_EXISTED = {"digit_places": 0, "tokenizer_corpus": "builtin", "rft_episodes": "rounded"}
+SETTINGS_BEFORE_THEY_EXISTED = {"digit_places": 0, "tokenizer_corpus": "builtin", "rft_episodes": "rounded",
+                                "tune_rft_lr": None}
 RFT_EPISODES = "exact"  # how RFT's sample count is set (rft_sampling), recorded with every job's settings
 # Episodes generated together (evaluations, RFT samples, GRPO rollouts): a whole GRPO step at once. A row's tokens
 # do not depend on which rows share its batch (same bytes at 8 and 32), so this is speed only: 32 rows decode in
@@ -119,6 +122,7 @@ class PackResult:
     missing: list[int] = field(default_factory=list)
     tasks: dict[str, dict] = field(default_factory=dict)  # task id -> the pack's task record
     out: Optional[Path] = None  # where learning.png goes
+    tune_rft_lr: list[float] = field(default_factory=list)  # --tune-rft-lr's rates: a tuning run, no verdict
 
 
 THREADS_FILE = "threads-wanted"  # in a running job's folder: its share of the cores, raised when other jobs finished
@@ -281,9 +285,10 @@ def grpo(policy: Path, out: Path, args, seed: int, static_user: bool) -> Path:
     return out
 
 
-def rft(policy: Path, folder: Path, args, seed: int) -> Path:
+def rft(policy: Path, folder: Path, args, seed: int, lr: Optional[float] = None, name: str = "rft") -> Path:
     """Rejection-sampling fine-tuning with GRPO's episode budget: sample train episodes from the SFT policy at
-    temperature 1, keep the passing ones, fine-tune the SFT checkpoint on them."""
+    temperature 1, keep the passing ones, fine-tune the SFT checkpoint on them at ``lr`` (default --rft-lr) into
+    ``folder / name``. The samples are drawn once per seed: every learning rate tuned trains on the same ones."""
     from mua.benchmarks.pack import PackBenchmark
 
     n_tasks = args.train_tasks or len(PackBenchmark(args.pack).load_tasks("tasks", "train"))
@@ -296,12 +301,13 @@ def rft(policy: Path, folder: Path, args, seed: int) -> Path:
     if not kept:
         print(f"  RFT, seed {seed}: no sampled episode passed; the RFT policy is the SFT policy", flush=True)
         return policy
-    if not (folder / "rft-dataset").exists():
+    if not (folder / "rft-dataset").exists():  # absent until the first learning rate of this seed
         mua("export", folder / "rft-samples", "--out", folder / "rft-dataset", "--min-reward", "1", "--data-dir",
             args.pack)
-    mua("sft", "--policy", policy, "--dataset", folder / "rft-dataset", "--output-dir", folder / "rft",
-        "--num-train-epochs", "1", "--learning-rate", args.rft_lr, "--seed", seed, "--no-progress", *speed_flags())
-    return folder / "rft"
+    mua("sft", "--policy", policy, "--dataset", folder / "rft-dataset", "--output-dir", folder / name,
+        "--num-train-epochs", "1", "--learning-rate", args.rft_lr if lr is None else lr, "--seed", seed,
+        "--no-progress", *speed_flags())
+    return folder / name
 
 
 def rft_sampling(budget: int, n_tasks: int) -> tuple[int, int]:
@@ -398,6 +404,12 @@ def one_seed(seed: int, args) -> Seed:
         "--no-progress", *speed_flags(), *(["--chat-template", template] if template else []),
         *(["--batch-size", args.sft_batch] if args.sft_batch else []))
     result = Seed(seed)
+    if args.tune_rft_lr:  # tuning: SFT, then RFT at each learning rate from the same samples, nothing else
+        result.stages[SFT] = stage(sft, "sft", folder, args)
+        for lr in args.tune_rft_lr:
+            result.stages[rft_stage(lr)] = stage(rft(sft, folder, args, seed, lr, f"rft-lr{lr:g}"), f"rft-lr{lr:g}",
+                                                 folder, args)
+        return result
     if seed == args.first_seed:  # the starting model: once is enough
         result.stages[BEFORE] = Stage(evaluate(start, folder / "eval-before", args, 0.0, 1, template))
     result.stages[SFT] = stage(sft, "sft", folder, args)
@@ -410,6 +422,30 @@ def one_seed(seed: int, args) -> Seed:
         result.stages[STATIC] = stage(folder / "grpo-static", "grpo-static", folder, args)
         result.stages[RFT] = stage(rft(sft, folder, args, seed), "rft", folder, args)
     return result
+
+
+def rft_stage(lr: float) -> str:
+    """A tuned RFT stage's name."""
+    return f"RFT at learning rate {lr:g}"
+
+
+def tuned(seeds: list[Seed], rates: list[float]) -> tuple[list[str], Optional[float]]:
+    """--tune-rft-lr's report: per learning rate, the mean over seeds of its sampled pass^1 on validation (greedy
+    beside it), and the rate with the highest sampled mean, or None when none ran or the best is tied."""
+    lines, best, best_value, tied = [], None, -1.0, False
+    for lr in rates:
+        runs = [s.stages[rft_stage(lr)] for s in seeds if rft_stage(lr) in s.stages]
+        sampled = [estimate(r.sampled).value for r in runs if r.sampled is not None]
+        greedy = [estimate(r.greedy).value for r in runs]
+        if not sampled:
+            continue
+        value = sum(sampled) / len(sampled)
+        lines.append(f" RFT learning rate {lr:g}: sampled pass^1 {100 * value:.1f}, greedy "
+                     f"{100 * sum(greedy) / len(greedy):.1f} (mean over {len(sampled)} seed(s), validation)")
+        tied = value == best_value or (tied and value < best_value)
+        if value > best_value:
+            best, best_value = lr, value
+    return lines, None if tied else best
 
 
 def refuse(line: str) -> None:
@@ -710,6 +746,10 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--sampled-trials", type=int, default=3, help="temperature-1 trials per task (0: greedy only)")
     ap.add_argument("--eval-seed", type=int, default=0)
     ap.add_argument("--no-baselines", action="store_true", help="GRPO with the user only: no static user, no RFT")
+    ap.add_argument("--tune-rft-lr", default=None, metavar="LR,LR,...",
+                    help="tune RFT's learning rate on the validation split (refused with --split test): per seed, SFT "
+                         "then RFT at each rate from the same samples, no GRPO; the report names the rate with the "
+                         "best sampled pass^1, to give as --rft-lr (docs/learning.md)")
     args = ap.parse_args(argv)
     if args.seeds is None:
         args.seeds = 1 if args.smoke else BEAT_SEEDS
@@ -721,6 +761,8 @@ def parse_args(argv: Optional[list[str]] = None):
         refuse(f"--policy: {args.policy} is not a checkpoint folder")
     if args.chat_template and args.policy is None:
         refuse("--chat-template goes with --policy (the tiny model's own template speaks tools)")
+    if args.tune_rft_lr is not None:
+        args.tune_rft_lr = tuning_rates(args.tune_rft_lr, args.split)
     args.packs = args.pack or args.packs or DEFAULT_PACKS
     args.pack = None  # a job's own pack folder, set when it runs
     if args.policy is not None:
@@ -729,6 +771,19 @@ def parse_args(argv: Optional[list[str]] = None):
         args.sft_steps, args.grpo_steps, args.group, args.batch, args.sft_batch = 2, 2, 2, 2, 2
         args.train_tasks, args.eval_tasks, args.max_turn_tokens, args.sampled_trials = 4, 4, 24, 2
     return args
+
+
+def tuning_rates(text: str, split: str) -> list[float]:
+    """--tune-rft-lr's rates, sorted; exit 2 for a bad list or on any split but validation."""
+    try:
+        rates = sorted({float(x) for x in text.split(",") if x.strip()})
+    except ValueError:
+        refuse(f"--tune-rft-lr: {text!r} is not a comma-separated list of learning rates")
+    if not rates or min(rates) <= 0:
+        refuse("--tune-rft-lr: give one or more learning rates above 0")
+    if split != "validation":
+        refuse("--tune-rft-lr tunes on the validation split only: the test split is reported once, after tuning")
+    return rates
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -773,7 +828,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         results.append(PackResult(name, f"pack {name}, {args.split} split",
                                   [finished[(name, s)] for s in seeds if (name, s) in finished],
                                   [s for s in seeds if (name, s) not in finished],
-                                  {str(t["id"]): t for t in pack.tasks}, out / name))
+                                  {str(t["id"]): t for t in pack.tasks}, out / name, args.tune_rft_lr or []))
     command = " ".join(["python", "tests/perf/learning_check.py", *map(shell_word, args.argv)])
     return report(results, out, started, command)
 
@@ -879,8 +934,12 @@ def report(packs: list[PackResult], out: Path, started: float, command: str = ""
     wall = f"{time.monotonic() - started:.0f} s"
     o.say(f"\nwall time of this command: {wall}", f"Wall time of this command: {wall}")
     o.md.append("")
-    line = (f"overall verdict: {'PASS' if ok else 'FAIL'}: {sum(passed)} of {len(packs)} pack(s) pass "
-            f"({', '.join(f'{p.name} {verdict_word(v)}' for p, v in zip(packs, passed))}); PASS needs every pack")
+    if any(p.tune_rft_lr for p in packs):  # a tuning run judges nothing: exit 0 says every job finished
+        line = (f"tuning (no verdict): every job finished for {sum(passed)} of {len(packs)} pack(s); give the rate "
+                f"named above as --rft-lr")
+    else:
+        line = (f"overall verdict: {'PASS' if ok else 'FAIL'}: {sum(passed)} of {len(packs)} pack(s) pass "
+                f"({', '.join(f'{p.name} {verdict_word(v)}' for p, v in zip(packs, passed))}); PASS needs every pack")
     o.say(line, f"**{line}**")
     write_atomically(out / "report.md", "\n".join(o.md) + "\n")
     print(f"report: {out / 'report.md'}")
@@ -925,6 +984,17 @@ def pack_report(p: PackResult, o: Out) -> bool:
           f"\nWall time of pack {p.name}: {wall} (the sum of its {len(p.seeds)} finished job(s))\n")
     if p.out is not None and p.seeds:
         plot(p.seeds, p.out)
+    if p.tune_rft_lr:  # tuning has no verdict: it passes when every job finished
+        lines, best = tuned(p.seeds, p.tune_rft_lr)
+        for line in lines:
+            o.say(line, f"- {line.strip()}")
+        done = not p.missing and bool(lines)
+        line = (f"tuning for pack {p.name}: best RFT learning rate {best:g} by sampled pass^1 on validation"
+                if best is not None else f"tuning for pack {p.name}: no best RFT learning rate ("
+                f"{'the best sampled pass^1 is tied' if lines else 'no RFT stage finished'})") + \
+               (f"; missing: seed {', '.join(map(str, p.missing))}" if p.missing else "")
+        o.say(line, f"**{line}**\n")
+        return done
     stuck = all(no_gradient(s.grpo_dirs.get(GRPO)) for s in p.seeds) and any(s.grpo_dirs for s in p.seeds)
     learned, learn_line = learns(gains, sorted([s.seed for s in p.seeds] + p.missing))
     beats, beat_line = beats_baselines(pooled_tests, len(p.seeds), BEAT_SEEDS)

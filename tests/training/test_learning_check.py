@@ -1,4 +1,4 @@
-"""CI smoke of tests/perf/learning_check.py (2 SFT and 2 GRPO steps, 4 tasks, every example pack, one seed: it
+"""CI smoke of tests/perf/learning_check.py (2 SFT and 2 GRPO steps, 4 tasks, every example pack (four), one seed: it
 runs end to end, in worker processes, and prints its figures; the verdict needs the full run), the same on the
 real SmolLM2 checkpoint (--policy), and on made-up runs: its verdict can pass and can fail, report.md says what
 is printed, finished jobs are reused, a failed job is named and fails its pack."""
@@ -54,12 +54,12 @@ def test_smoke_runs_every_pack_end_to_end(tmp_path):
     started = time.monotonic()
     done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"],
                           capture_output=True, text=True, timeout=1800)
-    assert_smoke(done, tmp_path, ["bookings", "refills", "appointments"])
+    assert_smoke(done, tmp_path, ["bookings", "refills", "appointments", "salon"])
     assert "book_table.hour" in done.stdout and "asked 'time'" in done.stdout  # from the bookings pack's data
-    print(f"smoke, 3 packs x 1 seed: {time.monotonic() - started:.0f} s")
+    print(f"smoke, 4 packs x 1 seed: {time.monotonic() - started:.0f} s")
     again = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"],
                            capture_output=True, text=True, timeout=600)  # every job finished: reused, none rerun
-    assert "3 finished job(s) reused, 0 to run" in again.stdout and "started" not in again.stdout
+    assert "4 finished job(s) reused, 0 to run" in again.stdout and "started" not in again.stdout
     assert again.returncode == done.returncode
 
 
@@ -449,7 +449,7 @@ def test_a_failed_job_is_named_with_its_log_and_the_others_go_on(tmp_path, capsy
 
 def test_flags_packs_alias_and_smoke_defaults(capsys):
     check = load_script()
-    assert check.parse_args([]).packs == "bookings,refills,appointments"
+    assert check.parse_args([]).packs == "bookings,refills,appointments,salon"
     assert check.parse_args([]).max_turn_tokens == 96 and check.parse_args([]).seeds == 5
     assert check.parse_args(["--pack", "refills"]).packs == "refills"
     smoke = check.parse_args(["--smoke"])
@@ -752,3 +752,60 @@ open(os.path.join(folder, "done.json"), "w").write("{}")
     (folder / check.THREADS_FILE).write_text("2\n")
     check.take_more_threads()  # never fewer
     assert got == [8] and "now 8 threads" in capsys.readouterr().out
+
+
+def test_tuning_rfts_learning_rate_reads_validation_only_and_trains_every_rate_on_the_same_samples(tmp_path,
+                                                                                                 monkeypatch, capsys):
+    check = load_script()
+    for argv, why in ((["--tune-rft-lr", "1e-4", "--split", "test"], "validation split only"),
+                      (["--tune-rft-lr", "fast"], "not a comma-separated list"), (["--tune-rft-lr", "0"], "above 0")):
+        with pytest.raises(SystemExit) as stop:
+            check.parse_args(argv)
+        assert stop.value.code == 2 and why in capsys.readouterr().err
+    calls = []
+
+    def fake_mua(*argv):
+        calls.append([str(a) for a in argv])
+        if argv[0] == "export":
+            Path(argv[argv.index("--out") + 1]).mkdir(parents=True)
+
+    monkeypatch.setattr(check, "mua", fake_mua)
+    monkeypatch.setattr(check, "episodes", lambda run: [{"reward": 1.0}])
+    args = check.parse_args(["--out", str(tmp_path), "--smoke", "--tune-rft-lr", "1e-3,1e-4"])
+    assert args.tune_rft_lr == [1e-4, 1e-3] and check.settings(args)["tune_rft_lr"] == [1e-4, 1e-3]
+    args.pack, args.out = SCRIPT.parents[2] / "benchmarks/pack/examples/bookings", tmp_path / "bookings"
+    result = check.one_seed(0, args)
+    assert list(result.stages) == [check.SFT, "RFT at learning rate 0.0001", "RFT at learning rate 0.001"]
+    assert not any(a[0] == "train" for a in calls)  # no GRPO while tuning
+    samples = [a for a in calls if a[0] == "eval" and a[a.index("--out") + 1].endswith("rft-samples")]
+    assert len(samples) == 2 and samples[0] == samples[1]  # the same run: the second finds it complete
+    assert sum(a[0] == "export" for a in calls) == 1
+    rates = [a[a.index("--learning-rate") + 1] for a in calls if a[0] == "sft" and "rft-dataset" in " ".join(a)]
+    assert rates == ["0.0001", "0.001"]
+    assert all(a[a.index("--split") + 1] in ("validation", "train") for a in calls if a[0] == "eval")
+
+
+def test_tuning_reports_the_rate_with_the_best_sampled_score(tmp_path, capsys):
+    check = load_script()
+    seeds = []
+    for n in range(2):
+        stages = {check.SFT: check.Stage(fake_run(tmp_path / f"sft{n}", LOW), fake_run(tmp_path / f"ss{n}", LOW))}
+        for lr, sampled in ((1e-4, LOW), (3e-4, HIGH), (1e-3, [1] * 20 + [0] * 20)):
+            name = check.rft_stage(lr)
+            stages[name] = check.Stage(fake_run(tmp_path / f"g{n}-{lr}", HIGH),
+                                       fake_run(tmp_path / f"s{n}-{lr}", sampled, trials=2))
+        seeds.append(check.Seed(n, stages))
+    pack = check.PackResult("p", "pack p, validation split", seeds, tune_rft_lr=[1e-4, 3e-4, 1e-3])
+    assert check.report([pack], tmp_path, time.monotonic()) == 0
+    out = capsys.readouterr().out
+    assert "RFT learning rate 0.0003: sampled pass^1 75.0, greedy 75.0 (mean over 2 seed(s), validation)" in out
+    assert "tuning for pack p: best RFT learning rate 0.0003 by sampled pass^1 on validation" in out
+    assert "tuning (no verdict): every job finished for 1 of 1 pack(s)" in out and "overall verdict" not in out
+    pack.missing = [2]
+    assert check.report([pack], tmp_path, time.monotonic()) == 1
+    # a tie at the top names no rate
+    assert check.tuned(seeds, [1e-4, 3e-4])[1] == 3e-4 and check.tuned(seeds, [1e-4])[1] == 1e-4
+    for s in seeds:
+        s.stages[check.rft_stage(1e-2)] = s.stages[check.rft_stage(3e-4)]
+    assert check.tuned(seeds, [1e-4, 3e-4, 1e-2])[1] is None
+    assert check.tuned(seeds, [1e-4, 3e-4, 1e-2, 1e-3])[1] is None  # a lower rate after the tie keeps it tied
