@@ -95,6 +95,10 @@ class TrainConfig(GRPOConfig, LoraSettings):
                                              "only model)")
     concurrency: int = _help("episodes in flight per rank", 16)
     samples_per_step: int = _help("trajectories written to OUTPUT_DIR/samples per step", 4)
+    dynamic_sampling: int = _help("DAPO's dynamic sampling: a group whose episodes all scored the same (no gradient) "
+                                  "is replaced by a group of a train task not in the batch that has a reward spread, "
+                                  "trying up to this many rounds per step (each plays one group per group still "
+                                  "without a spread); 0: off", 0)
     resume: bool = _help("continue from the newest checkpoint in output_dir (--no-resume: start a new run; "
                          "refused when output_dir is not empty)", True)
     progress: bool = _help("progress bar (--no-progress: none)", True)
@@ -167,8 +171,8 @@ class TrainConfig(GRPOConfig, LoraSettings):
         for name in at_least_one:
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        if self.samples_per_step < 0:
-            raise ConfigError("samples_per_step must be >= 0")
+        if self.samples_per_step < 0 or self.dynamic_sampling < 0:
+            raise ConfigError("samples_per_step and dynamic_sampling must be >= 0")
 
     def _check_sampling(self) -> None:
         if self.temperature <= 0:
