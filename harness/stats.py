@@ -144,3 +144,33 @@ def paired_permutation(diffs: Sequence[Sequence[float]], *, margin: float = 0.0,
     p = (1 + hits) / (1 + resamples)
     ci = paired_bootstrap(diffs, margin=margin, confidence=confidence, resamples=min(resamples, 2000), seed=seed)
     return PairedTest(mean(flat), ci.low, ci.high, p, len(flat), "permutation", resamples)
+
+
+def paired_bootstrap_crossed(rows: Sequence[Sequence[float]], *, confidence: float = 0.95, resamples: int = 2000,
+                             seed: int = 0) -> PairedTest:
+    """Paired bootstrap over two crossed factors: ``rows[r][t]`` is the difference (candidate - baseline) of
+    replicate r (e.g. a training seed, whose models differ) on task t, the same tasks in every row. Each resample
+    draws the rows and the tasks with replacement, independently, so the interval holds the variance between
+    replicates as well as between tasks (resampling tasks alone treats the replicates' models as fixed). p is the
+    share of resampled means >= 0."""
+    rows = [list(r) for r in rows]
+    if not rows or not rows[0]:
+        raise ValueError("no paired rows or tasks")
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        raise ValueError("every row must hold the same tasks")
+    rng = random.Random(seed)
+    stats = []
+    for _ in range(resamples):
+        picked_rows = rng.choices(range(len(rows)), k=len(rows))
+        counts = [0] * width
+        for t in rng.choices(range(width), k=width):
+            counts[t] += 1
+        stats.append(math.fsum(c * rows[r][t] for r in picked_rows for t, c in enumerate(counts) if c)
+                     / (len(rows) * width))
+    stats.sort()
+    tail = (1.0 - confidence) / 2
+    delta = math.fsum(math.fsum(r) for r in rows) / (len(rows) * width)
+    p = sum(1 for s in stats if s >= -1e-12) / resamples
+    return PairedTest(delta, quantile(stats, tail), quantile(stats, 1 - tail), p, len(rows) * width,
+                      "bootstrap over rows and tasks", resamples)

@@ -32,6 +32,9 @@ from .settings import LoraSettings, coerce_fields, mua_field, parse_settings, se
 GENERATION_BACKENDS = ("transformers", "vllm_colocate", "vllm_server")
 SCRIPTED = "scripted"  # the benchmark's scripted (gold) user instead of a user model
 CONSTANT_SCHEDULES = ("constant", "constant_with_warmup")
+# TRL's GRPO loss formulations (GRPOConfig.loss_type; its default, "dapo", is mua's): checked here, since TRL itself
+# refuses another value only when it first computes a loss, after a step's rollouts
+LOSS_TYPES = ("grpo", "dr_grpo", "dapo", "bnpo", "cispo", "sapo", "luspo", "vespo")
 
 
 def _trl(name: str, default: Any) -> Any:
@@ -93,6 +96,10 @@ class TrainConfig(GRPOConfig, LoraSettings):
                                              "only model)")
     concurrency: int = _help("episodes in flight per rank", 16)
     samples_per_step: int = _help("trajectories written to OUTPUT_DIR/samples per step", 4)
+    dynamic_sampling: int = _help("DAPO's dynamic sampling: a group whose episodes all scored the same (no gradient) "
+                                  "is replaced by a group of a train task not in the batch that has a reward spread, "
+                                  "trying up to this many rounds per step (each plays one group per group still "
+                                  "without a spread); 0: off", 0)
     resume: bool = _help("continue from the newest checkpoint in output_dir (--no-resume: start a new run; "
                          "refused when output_dir is not empty)", True)
     progress: bool = _help("progress bar (--no-progress: none)", True)
@@ -147,6 +154,8 @@ class TrainConfig(GRPOConfig, LoraSettings):
             raise ConfigError("generation: vllm_server needs vllm_server_url (e.g. http://gpu-host:8000)")
         if self.incomplete_scores not in ("drop", "keep"):
             raise ConfigError("incomplete_scores must be 'drop' or 'keep'")
+        if self.loss_type not in LOSS_TYPES:
+            raise ConfigError(f"loss_type must be one of {', '.join(LOSS_TYPES)}; got {self.loss_type!r}")
         self._check_sampling()
 
     def _check_batch(self) -> None:
@@ -166,7 +175,7 @@ class TrainConfig(GRPOConfig, LoraSettings):
         for name in at_least_one:
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("samples_per_step", "stop_after_flat_steps"):
+        for name in ("samples_per_step", "stop_after_flat_steps", "dynamic_sampling"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
 

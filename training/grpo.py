@@ -168,7 +168,8 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
                                max_turns=cfg.max_turns)
     player = EpisodePlayer(bench, tasks, make_policy, make_user or user_factory(bench, cfg), settings,
                            filler_id=pad_id, judge=judge_model(cfg, bench))
-    rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step, cfg.progress)
+    rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step, cfg.progress,
+                          cfg.dynamic_sampling, cfg.num_generations or 0)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     trainer = atomic(trainer_cls or GRPOTrainer)(
         model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,

@@ -16,7 +16,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 from mua.harness.agents import ModelAgent
 from mua.harness.build import Models
@@ -254,6 +254,42 @@ async def _settle(tasks) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def zero_spread(outcomes: Sequence[EpisodeOutcome]) -> bool:
+    """Whether a group's episodes carry no reward spread (every reward the same, failed ones left out): GRPO's
+    advantages are then all zero and the group adds no gradient."""
+    rewards = {o.reward for o in outcomes if o.reward is not None}
+    return len(rewards) <= 1
+
+
+def refill_groups(outcomes: list[EpisodeOutcome], group: int, spare: Sequence[str], rounds: int,
+                  play: Callable[[list[str], int], list[EpisodeOutcome]]) -> tuple[list[EpisodeOutcome], int]:
+    """Dynamic sampling (DAPO): each group of ``group`` consecutive episodes of one task whose rewards have no
+    spread is replaced, in place, by a group of the next task of ``spare`` (tasks not in the batch, in a fixed
+    order) that has a spread; for up to ``rounds`` rounds, each playing one new group per group still without
+    spread (``play(keys, round)`` plays ``group`` episodes of each key, grouped in order). A group no round could
+    replace stays. Returns the batch (same size, same order of groups) and how many groups were replaced."""
+    outcomes = list(outcomes)
+    starts = [i for i in range(0, len(outcomes) - group + 1, group)
+              if len({o.key for o in outcomes[i:i + group]}) == 1]  # a whole group of one task
+    pending = [i for i in starts if zero_spread(outcomes[i:i + group])]
+    queue, replaced = iter(spare), 0
+    for r in range(rounds):
+        keys = [k for _, k in zip(pending, queue)]
+        if not keys:
+            break
+        played = play(keys, r)
+        still = []
+        for n, at in enumerate(pending):
+            candidate = played[n * group:(n + 1) * group] if n < len(keys) else []
+            if candidate and not zero_spread(candidate):
+                outcomes[at:at + group] = candidate
+                replaced += 1
+            else:
+                still.append(at)
+        pending = still
+    return outcomes, replaced
+
+
 class RolloutFunc:
     """``rollout_func(prompts, trainer)`` for GRPOTrainer. ``backend_for(trainer)`` gives the generation
     backend (built lazily: the vLLM engine exists only once the trainer does).
@@ -262,9 +298,11 @@ class RolloutFunc:
     session each; :meth:`close` closes them in that loop (call it when training ends, however it ends)."""
 
     def __init__(self, player: EpisodePlayer, backend_for: Callable[[Any], Any], samples_per_step: int = 4,
-                 progress: bool = True):
+                 progress: bool = True, dynamic_sampling: int = 0, group: int = 0):
         self.player, self.backend_for = player, backend_for
         self.samples_per_step, self.progress = samples_per_step, progress
+        self.dynamic_sampling, self.group = dynamic_sampling, group  # refill rounds (0: off), episodes per group
+        self.refilled = 0  # groups replaced at the last rollout
         self.interrupt: Any = None  # a SaveOnInterrupt: its ``requested`` abandons the rollout in progress
         self.backend: Any = None  # built on the first rollout
         self._round: tuple[int, int] = (-1, 0)  # (global step, rollouts made at that step)
@@ -328,6 +366,29 @@ class RolloutFunc:
         finally:
             bar.close()
 
+    def _refill(self, played: list[EpisodeOutcome], prompts: list[str], round_id: str, rank: int, label: str,
+                show: bool) -> Optional[list[EpisodeOutcome]]:
+        """``played`` with its zero-spread groups replaced (:func:`refill_groups`), from the train tasks not in
+        this batch in an order fixed by the seed and the round; None when a stop was requested meanwhile."""
+        import random
+
+        seed = self.player.settings.seed
+        spare = sorted(set(self.player.tasks) - set(prompts))
+        random.Random(derive_seed(seed, "refill", round_id, rank)).shuffle(spare)
+        stopped = False
+
+        def play(keys: list[str], r: int) -> list[EpisodeOutcome]:
+            nonlocal stopped
+            jobs = [(key, derive_seed(seed, "policy", key, round_id, rank, f"refill {r}", i),
+                     derive_seed(seed, "user", key, round_id, f"refill {r}"))
+                    for key in keys for i in range(self.group)]
+            got = None if stopped else self._run(self._play(jobs, f"{label}, refill {r + 1}", show))
+            stopped = stopped or got is None
+            return got or []
+
+        outcomes, self.refilled = refill_groups(played, self.group, spare, self.dynamic_sampling, play)
+        return None if stopped else outcomes
+
     def __call__(self, prompts: list[str], trainer) -> dict[str, list]:
         from .stopping import RolloutInterrupted, any_ranks
 
@@ -341,6 +402,8 @@ class RolloutFunc:
         show = self.progress and trainer.accelerator.is_main_process
         with self.backend.session():
             played = self._run(self._play(jobs, f"step {step + 1}", show))
+            if played is not None and self.dynamic_sampling and self.group > 1:
+                played = self._refill(played, prompts, round_id, rank, f"step {step + 1}", show)
         outcomes = played or []
         failed = played is not None and all(o.error is not None for o in outcomes)
         has_tokens = any(o.policy_tokens for o in outcomes)

@@ -21,7 +21,7 @@ from mua.harness.runs import read_run
 
 PACK = Path(__file__).resolve().parents[2] / "benchmarks" / "pack" / "examples" / "bookings"
 MUA = [sys.executable, "-c", "import sys; from mua.harness.cli import main; sys.exit(main())"]
-BOOK = '/call book_table {"name": "Vera", "seat": "booth", "hour": 8}'
+BOOK = '/call book_table {"name": "Karl", "seat": "booth", "hour": 8}'
 
 
 def _controlling_terminal() -> None:
@@ -84,13 +84,13 @@ class Pty:
 
 def test_played_as_the_agent_in_a_terminal_scores_and_writes_the_episode(tmp_path):
     out = tmp_path / "played"
-    term = Pty(["play", "pack", "book-000", "--data-dir", str(PACK), "--out", str(out)])
+    term = Pty(["play", "pack", "book-010", "--data-dir", str(PACK), "--out", str(out)])
     intro = term.expect("assistant> ")
     assert "book_table(name: string, seat: string, hour: integer)" in intro  # the tools are listed
-    assert "[user] I want to make a reservation, please." in intro
+    assert "[user] Hi, I would like to book a table." in intro
     term.line("What is your name? Where would you like to sit? At what time?")
-    assert "[user] Vera. A booth table, please. At 8 pm." in term.expect("assistant> ")
-    term.line('/call book_table {"name": "Vera", ')  # malformed JSON: the environment's own error
+    assert "[user] Karl. A booth table, please. At 8 pm." in term.expect("assistant> ")
+    term.line('/call book_table {"name": "Karl", ')  # malformed JSON: the environment's own error
     assert "[tool book_table] Error: invalid JSON" in term.expect("assistant> ")
     term.line("/call cancel_everything {}")  # unknown tool
     assert "[tool cancel_everything] Error: Tool 'cancel_everything' not found." in term.expect("assistant> ")
@@ -101,17 +101,17 @@ def test_played_as_the_agent_in_a_terminal_scores_and_writes_the_episode(tmp_pat
     assert code == 0 and "Traceback" not in tail
     assert "[user] ###STOP###" in tail and "episode over: user_stop; reward 1.0" in tail
     row = json.loads((out / "episodes.jsonl").read_text())
-    assert (row["task_id"], row["trial"], row["reward"], row["error"]) == ("book-000", 0, 1.0, None)
+    assert (row["task_id"], row["trial"], row["reward"], row["error"]) == ("book-010", 0, 1.0, None)
     tools = [m for m in row["messages"] if m["role"] == "tool"]
     assert [m["content"].startswith("Error") for m in tools] == [True, True, False]
     run = read_run(out)  # what the leaderboard and viewer read
-    assert run.model == "person (mua play)" and run.subsets["tasks"].tasks["book-000"].rewards == [1.0]
+    assert run.model == "person (mua play)" and run.subsets["tasks"].tasks["book-010"].rewards == [1.0]
 
 
 @pytest.mark.parametrize("key,code,why", [(b"\x04", 1, "end of input"), (b"\x03", 130, "interrupted")])
 def test_ctrl_d_and_ctrl_c_end_cleanly_and_write_nothing(tmp_path, key, code, why):
     out = tmp_path / "left"
-    term = Pty(["play", "pack", "book-000", "--data-dir", str(PACK), "--out", str(out)])
+    term = Pty(["play", "pack", "book-010", "--data-dir", str(PACK), "--out", str(out)])
     term.expect("assistant> ")
     for _ in range(40):  # a key typed while readline sets the terminal up can be flushed away: press again
         term.send(key)
@@ -159,12 +159,12 @@ def test_played_as_the_user_against_an_agent_model(tmp_path, monkeypatch, capsys
         if last["role"] == "tool":
             return text_reply("Your table is booked.")
         if "booth" in (last.get("content") or ""):
-            return tool_call_reply([("book_table", {"name": "Vera", "seat": "booth", "hour": 8})])
+            return tool_call_reply([("book_table", {"name": "Karl", "seat": "booth", "hour": 8})])
         return text_reply("Your name, where would you like to sit, and at what time?")
 
-    scripted_input(monkeypatch, ["I want a table.", "/help", "Vera, a booth, at 8 pm.", last])
+    scripted_input(monkeypatch, ["I want a table.", "/help", "Karl, a booth, at 8 pm.", last])
     with MockOpenAI(agent) as url:
-        code = main(["play", "pack", "book-000", "--as", "user", "--agent-model", "m", "--agent-base-url", url,
+        code = main(["play", "pack", "book-010", "--as", "user", "--agent-model", "m", "--agent-base-url", url,
                      "--data-dir", str(PACK), "--out", str(tmp_path / "u")])
     out = capsys.readouterr().out
     assert code == 0 and "== Your scenario ==" in out and "/call NAME" in out
@@ -182,7 +182,7 @@ def test_played_as_the_user_against_an_agent_model(tmp_path, monkeypatch, capsys
     (["--agent-model", "m", "--agent-base-url", "http://127.0.0.1:9/v1"], "you play the agent"),
 ])
 def test_bad_flag_combinations_are_one_line_errors(tmp_path, capsys, argv, message):
-    code = main(["play", "pack", "book-000", "--data-dir", str(PACK), "--out", str(tmp_path / "x"), *argv])
+    code = main(["play", "pack", "book-010", "--data-dir", str(PACK), "--out", str(tmp_path / "x"), *argv])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 

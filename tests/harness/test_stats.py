@@ -165,3 +165,30 @@ def test_pass_hat_k_agrees_with_official_tau2_metrics_on_real_runs(make_run):
             assert ours[k] == pytest.approx(v, abs=1e-12), (entry["file"], k)
             checked += 1
     assert checked >= 25
+
+
+def test_crossed_bootstrap_widens_with_the_spread_between_replicates():
+    """Two seeds that disagree (one +1 on every task, one -1) have a mean of 0 and an interval that reaches both;
+    the same figures with the seeds agreeing (every row +0.0 and the task spread kept) give a narrow one."""
+    from mua.harness.stats import paired_bootstrap, paired_bootstrap_crossed
+
+    split = [[1.0] * 20, [-1.0] * 20]
+    test = paired_bootstrap_crossed(split, seed=0)
+    assert test.delta == 0.0 and test.low == -1.0 and test.high == 1.0 and test.n == 40
+    # averaging over seeds first (the seeds' models held fixed) hides that spread entirely
+    fixed = paired_bootstrap([[(a + b) / 2 for a, b in zip(*split)]], seed=0)
+    assert fixed.low == fixed.high == 0.0
+    steady = paired_bootstrap_crossed([[1.0] * 10 + [0.0] * 10] * 5, seed=0)
+    assert steady.delta == 0.5 and 0.2 < steady.low < 0.5 < steady.high < 0.8
+
+
+def test_crossed_bootstrap_is_deterministic_and_refuses_ragged_rows():
+    from mua.harness.stats import paired_bootstrap_crossed
+
+    rows = [[0.0, 1.0, 1.0, 0.5], [1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0]]
+    assert paired_bootstrap_crossed(rows, seed=3) == paired_bootstrap_crossed(rows, seed=3)
+    assert paired_bootstrap_crossed([[1.0, 1.0]] * 5).low == 1.0  # every replicate and task gained: p = 1
+    with pytest.raises(ValueError, match="same tasks"):
+        paired_bootstrap_crossed([[1.0, 0.0], [1.0]])
+    with pytest.raises(ValueError, match="no paired"):
+        paired_bootstrap_crossed([])

@@ -114,7 +114,9 @@ def test_split_file_trains_only_on_its_train_ids(tiny_checkpoint, tmp_path, data
     ({"generation": "vllm_server"}, "vllm_server_url"), ({"temperature": 0.0}, "temperature"),
     ({"generation": "sglang"}, "generation must be"), ({"limit": 0}, "limit must be at least 1"),
     ({"limit": -1}, "limit must be at least 1"), ({"max_turns": 0}, "max_turns must be at least 1"),
-    ({"top_p": 1.5}, "top_p"), ({"num_generations": "4"}, "num_generations must be an integer")])
+    ({"top_p": 1.5}, "top_p"), ({"num_generations": "4"}, "num_generations must be an integer"),
+    ({"loss_type": "ppo"}, "loss_type must be one of grpo, dr_grpo, dapo"),
+    ({"dynamic_sampling": -1}, "dynamic_sampling must be >= 0")])
 def test_invalid_settings(tiny_checkpoint, bad, message):
     with pytest.raises(ConfigError, match=message):
         TrainConfig(policy=str(tiny_checkpoint), benchmark="x", **bad).validate()
@@ -264,3 +266,23 @@ def test_a_busy_master_port_is_one_line(tmp_path):
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
     assert "torch.distributed could not start at MASTER_ADDR:MASTER_PORT 127.0.0.1:" in lines[0]
+
+
+@pytest.mark.parametrize("loss_type", ["dr_grpo", "dapo", "grpo", "bnpo"])
+def test_trls_loss_variants_and_dynamic_sampling_are_settings_that_reach_the_trainer(tiny_checkpoint, tmp_path,
+                                                                                     loss_type):
+    """TRL's own loss_type (Dr. GRPO, DAPO, ...) is a `mua train` flag or YAML key: no mua code in between; mua's
+    dynamic_sampling reaches the rollout function with the group size."""
+    from mua.benchmarks.pack import PackBenchmark
+    from mua.training.grpo import build_trainer
+
+    bookings = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
+    cfg = load_config(None, ["--policy", str(tiny_checkpoint), "--benchmark", "pack", "--data_dir", str(bookings),
+                             "--loss_type", loss_type, "--output_dir", str(tmp_path / "out"), "--max_steps", "1",
+                             "--batch_size", "2", "--num_generations", "2", "--max_turn_tokens", "16",
+                             "--dynamic_sampling", "3"])
+    assert cfg.loss_type == loss_type
+    bench = PackBenchmark(bookings)
+    trainer, rollout = build_trainer(cfg, bench, bench.load_tasks("tasks", "train")[:2])
+    assert trainer.loss_type == loss_type and trainer.args.loss_type == loss_type
+    assert (rollout.dynamic_sampling, rollout.group) == (3, 2)

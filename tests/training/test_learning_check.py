@@ -1,4 +1,4 @@
-"""CI smoke of tests/perf/learning_check.py (2 SFT and 2 GRPO steps, 4 tasks, every example pack, one seed: it
+"""CI smoke of tests/perf/learning_check.py (2 SFT and 2 GRPO steps, 4 tasks, every example pack (four), one seed: it
 runs end to end, in worker processes, and prints its figures; the verdict needs the full run), the same on the
 real SmolLM2 checkpoint (--policy), and on made-up runs: its verdict can pass and can fail, report.md says what
 is printed, finished jobs are reused, a failed job is named and fails its pack."""
@@ -54,12 +54,12 @@ def test_smoke_runs_every_pack_end_to_end(tmp_path):
     started = time.monotonic()
     done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"],
                           capture_output=True, text=True, timeout=1800)
-    assert_smoke(done, tmp_path, ["bookings", "refills", "appointments"])
+    assert_smoke(done, tmp_path, ["bookings", "refills", "appointments", "salon"])
     assert "book_table.hour" in done.stdout and "asked 'time'" in done.stdout  # from the bookings pack's data
-    print(f"smoke, 3 packs x 1 seed: {time.monotonic() - started:.0f} s")
+    print(f"smoke, 4 packs x 1 seed: {time.monotonic() - started:.0f} s")
     again = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"],
                            capture_output=True, text=True, timeout=600)  # every job finished: reused, none rerun
-    assert "3 finished job(s) reused, 0 to run" in again.stdout and "started" not in again.stdout
+    assert "4 finished job(s) reused, 0 to run" in again.stdout and "started" not in again.stdout
     assert again.returncode == done.returncode
 
 
@@ -102,29 +102,137 @@ def test_the_pooled_interval_is_the_same_whatever_the_hash_seed(tmp_path):
     code = (f"import importlib.util, sys; spec = importlib.util.spec_from_file_location('lc', {str(SCRIPT)!r}); "
             "m = importlib.util.module_from_spec(spec); sys.modules['lc'] = m; spec.loader.exec_module(m); "
             "from pathlib import Path; p = Path(sys.argv[1]); "
-            "print(m.pooled([m.Seed(n, {m.SFT: m.Stage(p / f'sft{n}'), m.GRPO: m.Stage(p / f'grpo{n}')}) "
-            "for n in (0, 1, 2)]))")
+            "print([(k, t, n, c) for k, (t, n, c) in m.pooled([m.Seed(n, {m.SFT: m.Stage(p / f'sft{n}'), "
+            "m.GRPO: m.Stage(p / f'grpo{n}')}) for n in (0, 1, 2)]).items()])")
     lines = {subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=120,
                             env={**os.environ, "PYTHONHASHSEED": hash_seed}, check=True).stdout
              for hash_seed in ("1", "2", "3", "4")}
-    assert len(lines) == 1 and "pooled over 3 seeds" in lines.pop()
+    assert len(lines) == 1 and "bootstrap over rows and tasks', resamples=2000), 3, 97)" in lines.pop()
 
 
-def test_verdict_passes_only_on_a_paired_gain_in_every_seed(tmp_path, capsys):
+def full_seed(check, folder: Path, n: int, greedy: dict, sampled: dict):
+    """A seed with every stage: ``greedy`` and ``sampled`` map a stage to its passes (sampled: 2 trials)."""
+    runs = {name: check.Stage(fake_run(folder / f"{n}-{name}-g", greedy[name]),
+                              fake_run(folder / f"{n}-{name}-s", sampled[name], trials=2))
+            for name in (check.SFT, check.GRPO, check.STATIC, check.RFT)}
+    return check.Seed(n, runs)
+
+
+LOW, HIGH = [1] * 10 + [0] * 30, [1] * 30 + [0] * 10  # 25% and 75% of 40 tasks, the same first ten passing
+
+
+def stages(check, sft=LOW, grpo=HIGH, static=LOW, rft=LOW) -> dict:
+    return {check.SFT: sft, check.GRPO: grpo, check.STATIC: static, check.RFT: rft}
+
+
+def test_verdict_passes_only_when_grpo_learns_greedy_and_sampled_and_beats_both_baselines(tmp_path, capsys):
     check = load_script()
-    sft = fake_run(tmp_path / "sft", [1] * 10 + [0] * 30)
-    better = fake_run(tmp_path / "better", [1] * 30 + [0] * 10)
-    same = fake_run(tmp_path / "same", [1] * 10 + [0] * 30)
-    assert report(check, tmp_path, seed(check, 0, sft, better)) == 0
-    assert "+50.0 points" in capsys.readouterr().out
+    five = [full_seed(check, tmp_path, n, stages(check), stages(check)) for n in range(5)]
+    assert report(check, tmp_path, *five) == 0
+    out = capsys.readouterr().out
+    assert "learns: PASS: the paired 95% interval of GRPO, user in the loop - SFT is above zero in 5 of 5 seed(s) " \
+           "greedy, 5 of 5 sampled" in out
+    assert "beats baselines: PASS: pooled over 5 seeds, sampled: GRPO, user in the loop - RFT (rejection " \
+           "sampling) lower bound +" in out and "verdict for pack p: PASS: learns PASS, beats baselines PASS" in out
+    # every comparison, per seed and pooled (seeds and tasks resampled), greedy and sampled, with its interval
+    for a, b in check.COMPARISONS:
+        for kind in ("greedy", "sampled"):
+            assert f"pooled over 5 seeds (bootstrap over seeds and tasks): {a} - {b} ({kind}): " in out
+            assert f"{a} - {b} (paired, {kind}): " in out
+    assert "GRPO, user in the loop - RFT (rejection sampling) (paired, sampled): +50.0 points" in out
+
+
+def test_a_greedy_gain_alone_fails_learns(tmp_path, capsys):
+    """GRPO moves the greedy choice and the sampled policy is no better (sampled +0.0): learns FAILS."""
+    check = load_script()
+    five = [full_seed(check, tmp_path, n, stages(check), stages(check, grpo=LOW)) for n in range(5)]
+    assert report(check, tmp_path, *five) == 1
+    out = capsys.readouterr().out
+    assert "(paired, greedy): +50.0 points" in out and "SFT (paired, sampled): +0.0 points" in out
+    assert "learns: FAIL: " in out and "in 5 of 5 seed(s) greedy, 0 of 5 sampled" in out
+    assert "verdict for pack p: FAIL: learns FAIL" in out
+
+
+def test_learning_without_beating_a_baseline_fails_and_fewer_than_five_seeds_is_never_a_pass(tmp_path, capsys):
+    check = load_script()
+    # RFT as good as GRPO, sampled: GRPO learns but does not beat its baselines
+    tie = [full_seed(check, tmp_path, n, stages(check), stages(check, rft=HIGH)) for n in range(5)]
+    assert report(check, tmp_path, *tie) == 1
+    out = capsys.readouterr().out
+    assert "learns: PASS" in out and "beats baselines: FAIL: pooled over 5 seeds" in out
+    assert "verdict for pack p: FAIL: learns PASS, beats baselines FAIL" in out
+    # GRPO beating both on four seeds is not enough seeds
+    (tmp_path / "four").mkdir()
+    four = [full_seed(check, tmp_path / "four", n, stages(check), stages(check)) for n in range(4)]
+    assert report(check, tmp_path, *four) == 1
+    out = capsys.readouterr().out
+    assert "beats baselines: NOT ENOUGH SEEDS: needs both baselines, sampled, on at least 5 seeds pooled (4 " \
+           "finished" in out and "beats baselines NOT ENOUGH SEEDS" in out
+
+
+def test_one_seed_without_a_gain_fails_learns_whatever_the_pooled_figure(tmp_path, capsys):
+    check = load_script()
+    sft = fake_run(tmp_path / "sft", LOW)
+    better = fake_run(tmp_path / "better", HIGH)
+    same = fake_run(tmp_path / "same", LOW)
     assert report(check, tmp_path, seed(check, 0, sft, same)) == 1
     assert "verdict for pack p: FAIL" in capsys.readouterr().out
-    # one seed without a gain fails the verdict, whatever the others and the pooled figure say
     assert report(check, tmp_path, seed(check, 0, sft, better), seed(check, 1, sft, better),
                   seed(check, 2, sft, same)) == 1
     out = capsys.readouterr().out
-    assert "pooled over 3 seeds: GRPO, user in the loop - SFT (greedy): +33.3 points" in out
-    assert "verdict for pack p: FAIL" in out and "above zero in 2 of 3 seed(s)" in out
+    assert "pooled over 3 seeds (bootstrap over seeds and tasks): GRPO, user in the loop - SFT (greedy): +33.3 " \
+           "points" in out
+    assert "verdict for pack p: FAIL" in out and "above zero in 2 of 3 seed(s) greedy" in out
+
+
+def test_the_pure_verdicts_can_pass_and_fail():
+    from mua.harness.stats import PairedTest
+
+    check = load_script()
+
+    def interval(low):
+        return PairedTest(low + 0.1, low, low + 0.2, 1.0, 40, "bootstrap", 2000)
+
+    up, flat = interval(0.05), interval(-0.05)
+    assert check.learns({0: {"greedy": up, "sampled": up}}, [0])[0]
+    assert not check.learns({0: {"greedy": up, "sampled": flat}}, [0])[0]
+    assert not check.learns({0: {"greedy": up}}, [0])[0]  # no sampled run: not a pass
+    assert not check.learns({0: {"greedy": up, "sampled": up}}, [0, 1])[0]  # a missing seed fails
+    assert not check.learns({}, [])[0]
+    pooled = {(check.GRPO, check.RFT, "sampled"): (up, 5, 40), (check.GRPO, check.STATIC, "sampled"): (up, 5, 40)}
+    assert check.beats_baselines(pooled, 5)[0] == "PASS"
+    assert check.beats_baselines({**pooled, (check.GRPO, check.RFT, "sampled"): (flat, 5, 40)}, 5)[0] == "FAIL"
+    assert check.beats_baselines({**pooled, (check.GRPO, check.RFT, "sampled"): (up, 4, 40)}, 5)[0] == \
+        "NOT ENOUGH SEEDS"
+    assert check.beats_baselines({(check.GRPO, check.RFT, "sampled"): (up, 5, 40)}, 5)[0] == "NOT ENOUGH SEEDS"
+    # greedy gains over the baselines do not count
+    greedy = {(check.GRPO, b, "greedy"): (up, 5, 40) for b in (check.RFT, check.STATIC)}
+    assert check.beats_baselines(greedy, 5)[0] == "NOT ENOUGH SEEDS"
+
+
+def test_crossed_rows_keep_the_tasks_every_seed_scored_in_task_order():
+    check = load_script()
+    rows, tasks = check.crossed_rows([({"b": 0.0, "a": 1.0, "c": 0.0}, {"a": 1.0, "b": 1.0, "c": 0.5}),
+                                      ({"a": 0.0, "b": 0.0}, {"a": 1.0, "b": 0.0, "c": 1.0})])
+    assert tasks == ["a", "b"] and rows == [[0.0, 1.0], [1.0, 0.0]]
+    assert check.crossed_rows([]) == ([], [])
+
+
+def test_rft_samples_exactly_grpos_episode_budget():
+    """GRPO's 24 steps x 32 episodes: 768 RFT episodes on every example pack's train split (640 before, on 640
+    tasks), as many tasks as equal trials allow."""
+    check = load_script()
+    for n_tasks, plan in ((800, (1, 768)), (640, (2, 384)), (200, (4, 192)), (4, (192, 4)), (1000, (1, 768)),
+                          (96, (8, 96))):
+        trials, tasks = check.rft_sampling(768, n_tasks)
+        assert (trials, tasks) == plan and trials * tasks == 768 and tasks <= n_tasks
+    assert check.rft_sampling(4, 4) == (1, 4)  # the smoke's 2 steps x 2
+    for budget in range(1, 200):
+        for n_tasks in (1, 7, 50, 300):
+            trials, tasks = check.rft_sampling(budget, n_tasks)
+            assert trials * tasks == budget and 1 <= tasks <= n_tasks
+    with pytest.raises(ValueError):
+        check.rft_sampling(0, 5)
 
 
 def test_no_gradient_is_said_when_no_group_had_a_reward_spread(tmp_path, capsys):
@@ -150,9 +258,11 @@ def test_sampled_runs_average_trials_per_task_and_get_their_own_paired_interval(
     sampled_grpo = fake_run(tmp_path / "sg", [1] * 20 + [0] * 20, trials=2)
     s = check.Seed(0, {check.SFT: check.Stage(sft, sampled_sft),
                        check.GRPO: check.Stage(fake_run(tmp_path / "g", [1] * 30 + [0] * 10), sampled_grpo)})
-    assert report(check, tmp_path, s) == 0
+    # a greedy gain with the sampled policy no better is not learning (this asserted PASS before the sampled rule)
+    assert report(check, tmp_path, s) == 1
     out = capsys.readouterr().out
     assert "(paired, greedy): +50.0 points" in out and "(paired, sampled): +0.0 points" in out
+    assert "learns: FAIL" in out and "1 of 1 seed(s) greedy, 0 of 1 sampled" in out
 
 
 def test_behaviour_table_is_per_expected_action_and_fact(tmp_path, capsys):
@@ -191,7 +301,9 @@ def test_unscored_and_errored_episodes_are_left_out_and_flagged(tmp_path, capsys
     rows[0] = json.dumps({"task_id": "t0", "reward": 0.0, "error": "endpoint down"})
     (grpo / "episodes.jsonl").write_text("\n".join(rows) + "\n")
     assert set(check.per_task(grpo)) == {f"t{i}" for i in range(1, 38)}
-    assert report(check, tmp_path, seed(check, 0, sft, grpo)) == 0
+    # greedy only, one seed: the verdict fails now (it needs sampled runs and 5 seeds with baselines); the point
+    # here is the count of what was left out
+    assert report(check, tmp_path, seed(check, 0, sft, grpo)) == 1
     out = capsys.readouterr().out
     assert "n=37" in out and "LEFT OUT: 3 errored or unscored" in out and "over 37 tasks" in out
     assert "  SFT " in out and out.count("LEFT OUT") == 1
@@ -265,9 +377,10 @@ def test_report_md_holds_the_printed_figures_and_a_missing_job_fails_its_pack(tm
     out, err = capsys.readouterr()
     md = (tmp_path / "report.md").read_text()
     assert md.splitlines()[3] == "python tests/perf/learning_check.py --packs a,b"
-    assert "verdict for pack a: PASS" in out and "wall time of pack a: 90 s (the sum of its 2 finished job(s))" in out
+    assert "verdict for pack a: FAIL: learns FAIL" in out  # seed 1 has no sampled run, and 2 seeds are too few
+    assert "wall time of pack a: 90 s (the sum of its 2 finished job(s))" in out
     assert "seed 1: MISSING" in out and "verdict for pack b: FAIL" in out and "missing: seed 1" in out
-    assert "overall verdict: FAIL: 1 of 2 pack(s) pass (a PASS, b FAIL); PASS needs every pack" in out
+    assert "overall verdict: FAIL: 0 of 2 pack(s) pass (a FAIL, b FAIL); PASS needs every pack" in out
     assert "| 0 | GRPO, user in the loop | 75.0 [" in md and "| 1 | MISSING" in md
     rows = [r for r in md.splitlines() if r.startswith("| 0 | GRPO, user in the loop")]
     greedy, sampled, g_diff, s_diff = [c.strip() for c in rows[0].split("|")[3:7]]
@@ -336,8 +449,8 @@ def test_a_failed_job_is_named_with_its_log_and_the_others_go_on(tmp_path, capsy
 
 def test_flags_packs_alias_and_smoke_defaults(capsys):
     check = load_script()
-    assert check.parse_args([]).packs == "bookings,refills,appointments"
-    assert check.parse_args([]).max_turn_tokens == 96 and check.parse_args([]).seeds == 3
+    assert check.parse_args([]).packs == "bookings,refills,appointments,salon"
+    assert check.parse_args([]).max_turn_tokens == 96 and check.parse_args([]).seeds == 5
     assert check.parse_args(["--pack", "refills"]).packs == "refills"
     smoke = check.parse_args(["--smoke"])
     assert (smoke.seeds, smoke.sft_steps, smoke.sft_batch, smoke.grpo_steps, smoke.eval_tasks) == (1, 2, 2, 2, 4)
@@ -639,3 +752,60 @@ open(os.path.join(folder, "done.json"), "w").write("{}")
     (folder / check.THREADS_FILE).write_text("2\n")
     check.take_more_threads()  # never fewer
     assert got == [8] and "now 8 threads" in capsys.readouterr().out
+
+
+def test_tuning_rfts_learning_rate_reads_validation_only_and_trains_every_rate_on_the_same_samples(tmp_path,
+                                                                                                 monkeypatch, capsys):
+    check = load_script()
+    for argv, why in ((["--tune-rft-lr", "1e-4", "--split", "test"], "validation split only"),
+                      (["--tune-rft-lr", "fast"], "not a comma-separated list"), (["--tune-rft-lr", "0"], "above 0")):
+        with pytest.raises(SystemExit) as stop:
+            check.parse_args(argv)
+        assert stop.value.code == 2 and why in capsys.readouterr().err
+    calls = []
+
+    def fake_mua(*argv):
+        calls.append([str(a) for a in argv])
+        if argv[0] == "export":
+            Path(argv[argv.index("--out") + 1]).mkdir(parents=True)
+
+    monkeypatch.setattr(check, "mua", fake_mua)
+    monkeypatch.setattr(check, "episodes", lambda run: [{"reward": 1.0}])
+    args = check.parse_args(["--out", str(tmp_path), "--smoke", "--tune-rft-lr", "1e-3,1e-4"])
+    assert args.tune_rft_lr == [1e-4, 1e-3] and check.settings(args)["tune_rft_lr"] == [1e-4, 1e-3]
+    args.pack, args.out = SCRIPT.parents[2] / "benchmarks/pack/examples/bookings", tmp_path / "bookings"
+    result = check.one_seed(0, args)
+    assert list(result.stages) == [check.SFT, "RFT at learning rate 0.0001", "RFT at learning rate 0.001"]
+    assert not any(a[0] == "train" for a in calls)  # no GRPO while tuning
+    samples = [a for a in calls if a[0] == "eval" and a[a.index("--out") + 1].endswith("rft-samples")]
+    assert len(samples) == 2 and samples[0] == samples[1]  # the same run: the second finds it complete
+    assert sum(a[0] == "export" for a in calls) == 1
+    rates = [a[a.index("--learning-rate") + 1] for a in calls if a[0] == "sft" and "rft-dataset" in " ".join(a)]
+    assert rates == ["0.0001", "0.001"]
+    assert all(a[a.index("--split") + 1] in ("validation", "train") for a in calls if a[0] == "eval")
+
+
+def test_tuning_reports_the_rate_with_the_best_sampled_score(tmp_path, capsys):
+    check = load_script()
+    seeds = []
+    for n in range(2):
+        stages = {check.SFT: check.Stage(fake_run(tmp_path / f"sft{n}", LOW), fake_run(tmp_path / f"ss{n}", LOW))}
+        for lr, sampled in ((1e-4, LOW), (3e-4, HIGH), (1e-3, [1] * 20 + [0] * 20)):
+            name = check.rft_stage(lr)
+            stages[name] = check.Stage(fake_run(tmp_path / f"g{n}-{lr}", HIGH),
+                                       fake_run(tmp_path / f"s{n}-{lr}", sampled, trials=2))
+        seeds.append(check.Seed(n, stages))
+    pack = check.PackResult("p", "pack p, validation split", seeds, tune_rft_lr=[1e-4, 3e-4, 1e-3])
+    assert check.report([pack], tmp_path, time.monotonic()) == 0
+    out = capsys.readouterr().out
+    assert "RFT learning rate 0.0003: sampled pass^1 75.0, greedy 75.0 (mean over 2 seed(s), validation)" in out
+    assert "tuning for pack p: best RFT learning rate 0.0003 by sampled pass^1 on validation" in out
+    assert "tuning (no verdict): every job finished for 1 of 1 pack(s)" in out and "overall verdict" not in out
+    pack.missing = [2]
+    assert check.report([pack], tmp_path, time.monotonic()) == 1
+    # a tie at the top names no rate
+    assert check.tuned(seeds, [1e-4, 3e-4])[1] == 3e-4 and check.tuned(seeds, [1e-4])[1] == 1e-4
+    for s in seeds:
+        s.stages[check.rft_stage(1e-2)] = s.stages[check.rft_stage(3e-4)]
+    assert check.tuned(seeds, [1e-4, 3e-4, 1e-2])[1] is None
+    assert check.tuned(seeds, [1e-4, 3e-4, 1e-2, 1e-3])[1] is None  # a lower rate after the tie keeps it tied

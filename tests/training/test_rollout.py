@@ -257,3 +257,69 @@ def test_bfcl_miss_func_episodes_are_trainable(tiny_tokenizer, stop_ids, data_di
         assert stats["agent_turns"] > 1
     added = [o for o in func.last if tiny_tokenizer.decode(o.completion_ids).count("<|im_start|>system") == 1]
     assert len(added) == len(tasks)  # each episode's stream shows its grown tool list once, mid-episode
+
+
+def _outcome(key: str, reward):
+    from mua.training.rollout import EpisodeOutcome
+
+    return EpisodeOutcome(key, [1], [2], [1], [0.0], reward, "user_stop")
+
+
+def _groups(keys_rewards):
+    return [_outcome(k, r) for k, rewards in keys_rewards for r in rewards]
+
+
+def test_dynamic_sampling_replaces_groups_without_a_reward_spread_and_keeps_the_batch_shape():
+    """Groups of 2: a (1, 1) and c (None, 0) carry no spread (GRPO's advantages all zero); b (0, 1) does. Refill
+    round 1 plays d for a (still no spread) and e for c (spread: replaces c); round 2 plays f for a."""
+    from mua.training.rollout import refill_groups, zero_spread
+
+    by_key = {"d": (0.0, 0.0), "e": (1.0, 0.0), "f": (0.0, 1.0), "g": (1.0, 0.0)}
+    calls = []
+
+    def play(keys, r):
+        calls.append((keys, r))
+        return _groups([(k, by_key[k]) for k in keys])
+
+    batch = _groups([("a", (1.0, 1.0)), ("b", (0.0, 1.0)), ("c", (None, 0.0))])
+    out, replaced = refill_groups(batch, 2, ["d", "e", "f", "g"], 3, play)
+    assert [o.key for o in out] == ["f", "f", "b", "b", "e", "e"] and replaced == 2
+    assert calls == [(["d", "e"], 0), (["f"], 1)]  # stops once every group has a spread
+    assert not any(zero_spread(out[i:i + 2]) for i in range(0, 6, 2))
+    assert out[2:4] == batch[2:4]  # a group with a spread is kept as it was
+    # one round only: a stays; no spare task left: nothing is played
+    calls.clear()
+    assert [o.key for o in refill_groups(batch, 2, ["d", "e"], 1, play)[0]] == ["a", "a", "b", "b", "e", "e"]
+    assert refill_groups(batch, 2, [], 3, play) == (batch, 0) and calls == [(["d", "e"], 0)]
+    # zero rounds: off
+    assert refill_groups(batch, 2, ["e"], 0, play) == (batch, 0)
+
+
+def test_the_rollout_refills_from_train_tasks_outside_the_batch_with_a_group_of_episodes_each():
+    from mua.training.rollout import RolloutFunc
+
+    async def aclose():
+        pass
+
+    player = SimpleNamespace(tasks={k: None for k in "abcdefgh"}, settings=SimpleNamespace(seed=7), aclose=aclose)
+    func = RolloutFunc(player, lambda trainer: None, samples_per_step=0, progress=False, dynamic_sampling=2,
+                       group=2)
+    played_jobs = []
+
+    async def fake_play(jobs, label, show):
+        played_jobs.append(jobs)
+        return [_outcome(key, float(i % 2)) for i, (key, _, _) in enumerate(jobs)]  # every new group: 0, 1
+
+    func._play = fake_play
+    batch = _groups([("a", (1.0, 1.0)), ("b", (0.0, 1.0))])
+    out = func._refill(batch, ["a", "a", "b", "b"], "3.0", 0, "step 4", False)
+    func.close()
+    assert len(played_jobs) == 1 and len(played_jobs[0]) == 2  # one group of 2 episodes for the one flat group
+    new_key = played_jobs[0][0][0]
+    assert new_key not in ("a", "b") and {j[0] for j in played_jobs[0]} == {new_key}
+    assert played_jobs[0][0][1] != played_jobs[0][1][1]  # each episode its own policy seed
+    assert [o.key for o in out] == [new_key, new_key, "b", "b"] and func.refilled == 1
+    again = RolloutFunc(player, lambda trainer: None, 0, False, 2, 2)
+    again._play = fake_play
+    assert [o.key for o in again._refill(batch, ["a", "a", "b", "b"], "3.0", 0, "x", False)] == [o.key for o in out]
+    again.close()

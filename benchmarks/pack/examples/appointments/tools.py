@@ -6,7 +6,8 @@ SURNAMES = ("Abbott", "Baker", "Castro", "Dalton", "Evans", "Fischer", "Garcia",
             "Kowalski", "Larsen", "Moreau", "Novak", "Okafor", "Petrov", "Quinn", "Rossi", "Silva", "Tanaka",
             "Ueda", "Varga", "Weber", "Young", "Zielinski", "Andersen", "Bianchi", "Chen", "Duarte", "Eriksen",
             "Ferreira", "Gupta", "Horvat", "Iqbal", "Jovanovic", "Kim", "Lopez", "Mendes", "Nakamura", "Olsen",
-            "Park", "Reyes", "Sato", "Torres", "Unger", "Vidal", "Wong", "Xu", "Yilmaz", "Zhou")
+            "Park", "Reyes", "Sato", "Torres", "Unger", "Vidal", "Wong", "Xu", "Yilmaz", "Zhou",
+            "Adler", "Brandt", "Costa", "Dubois", "Engel", "Fontaine", "Greco", "Hansen", "Ivanova", "Jaramillo")
 SERVICES = ("dentist", "physio", "optician", "nurse")
 DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday")
 

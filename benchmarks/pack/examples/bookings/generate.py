@@ -1,19 +1,21 @@
 """Writes the bookings pack's tasks.json and splits.json from a seed (run from anywhere):
 
-    python benchmarks/pack/examples/bookings/generate.py --seed 0
+    python benchmarks/pack/examples/bookings/generate.py --seed 1
 
 Each task is a regular customer with a name, a place to sit and a time (5 to 9 pm); no two tasks share all
-three, so the train and test splits hold disjoint combinations. The facts are only in the user's scenario:
-the agent has to ask for them, then book with exactly those values.
+three, and each split has customers of its own (benchmarks/pack/heldout.py): no name of the validation or test
+split occurs in train, so a held-out name must be copied, not recalled. The facts are only in the user's
+scenario: the agent has to ask for them, then book with exactly those values.
 
 Three customers in four want the usual 7 pm, and the reference conversations of most of those (85%) do not ask
 for the time (their demonstrator booked 7 pm, which was right for them). So most demonstrations guess 7 pm,
 and an agent that imitates them learns to guess and fails every customer who wants another time: asking for
 the time, always, is what the user in the loop can teach. The other conversations ask, so the demonstrations
-also teach copying the time from the user's answer (7 pm included). A validation split (40 tasks, combinations in
-neither train nor test) is for tuning, so that the test split is reported once. The train split is large (800 tasks over
-140 customers): on 180 tasks over 40 customers the tiny model of tests/perf/learning_check.py did not learn to
-copy a time other than 7 pm."""
+also teach copying the time from the user's answer (7 pm included). A validation split (40 tasks) is for tuning,
+so that the test split is reported once (docs/learning.md). The train split is large (800 tasks over 122 customers):
+on 180 tasks over 40 customers the tiny model of tests/perf/learning_check.py did not learn to copy a time other
+than 7 pm. Seed 1 is the pack's (seed 0 wrote the splits the learning check's defaults were tuned against, whose
+test names all occurred in train)."""
 from __future__ import annotations
 
 import argparse
@@ -22,6 +24,8 @@ import random
 from pathlib import Path
 
 from tools import HOURS, NAMES, SEATS  # this folder is on the path when the script runs
+
+from mua.benchmarks.pack.heldout import deal_names, draw_split
 
 OPENINGS = ("Hi, I would like to book a table.", "Hello, can I reserve a table?",
             "I want to make a reservation, please.")
@@ -58,7 +62,7 @@ def task(i: int, name: str, seat: str, hour: int, rng: random.Random, asked: flo
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--train", type=int, default=800)
     ap.add_argument("--test", type=int, default=80)
     ap.add_argument("--validation", type=int, default=40, help="tasks to tune on (the test split is reported once)")
@@ -68,28 +72,19 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(__file__).parent)
     args = ap.parse_args()
     rng = random.Random(args.seed)
-    usual = [(n, s, USUAL_HOUR) for n in NAMES for s in SEATS]
-    other = [(n, s, h) for n in NAMES for s in SEATS for h in HOURS if h != USUAL_HOUR]
-    rng.shuffle(usual)
-    rng.shuffle(other)
-    n_usual = round(args.usual * (args.train + args.test))
-    if n_usual > len(usual) or args.train + args.test - n_usual > len(other):
-        raise SystemExit(f"generate.py: at most {len(usual)} tasks at {USUAL_HOUR} pm, {len(other)} at other times")
-    combos = usual[:n_usual] + other[:args.train + args.test - n_usual]
-    rng.shuffle(combos)
-    tasks = [task(i, name, seat, hour, rng, args.asked) for i, (name, seat, hour) in enumerate(combos)]
-    # The validation split is drawn after train and test, from the combinations left and with its own random
-    # stream, so adding it left those two splits byte for byte as they were.
-    vrng = random.Random(f"validation-{args.seed}")
-    n_val_usual = round(args.usual * args.validation)
-    if n_usual + n_val_usual > len(usual):
-        raise SystemExit(f"generate.py: at most {len(usual) - n_usual} validation tasks at {USUAL_HOUR} pm")
-    left = usual[n_usual:n_usual + n_val_usual] + other[len(combos) - n_usual:][:args.validation - n_val_usual]
-    vrng.shuffle(left)
-    validation = [task(len(tasks) + i, name, seat, hour, vrng, args.asked) for i, (name, seat, hour) in enumerate(left)]
-    splits = {"train": [t["id"] for t in tasks[:args.train]], "validation": [t["id"] for t in validation],
-              "test": [t["id"] for t in tasks[args.train:]]}
-    tasks += validation
+    sizes = {"train": args.train, "validation": args.validation, "test": args.test}
+    usual_of = {split: round(args.usual * n) for split, n in sizes.items()}
+    # each split its own customers: a 7 pm task per (name, seat), so a name gives len(SEATS) of them
+    names = deal_names(NAMES, usual_of, lambda _: len(SEATS), rng)
+    tasks: list[dict] = []
+    splits: dict[str, list[str]] = {}
+    for split, n in sizes.items():
+        usual = [(name, s, USUAL_HOUR) for name in names[split] for s in SEATS]
+        other = [(name, s, h) for name in names[split] for s in SEATS for h in HOURS if h != USUAL_HOUR]
+        combos = draw_split(split, usual, other, n, usual_of[split], rng)
+        own = [task(len(tasks) + i, name, seat, hour, rng, args.asked) for i, (name, seat, hour) in enumerate(combos)]
+        splits[split] = [t["id"] for t in own]
+        tasks += own
     lines = ",\n".join(json.dumps(t) for t in tasks)  # one task per line: a readable diff, a smaller file
     (args.out / "tasks.json").write_text(f"[\n{lines}\n]\n", encoding="utf-8")
     (args.out / "splits.json").write_text(json.dumps(splits, indent=1) + "\n", encoding="utf-8")

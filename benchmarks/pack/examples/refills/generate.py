@@ -1,9 +1,11 @@
 """Writes the refills pack's db.json, tasks.json and splits.json from a seed (run from anywhere):
 
-    python benchmarks/pack/examples/refills/generate.py --seed 0
+    python benchmarks/pack/examples/refills/generate.py --seed 1
 
 Each task is a customer (surname) refilling a medicine for pickup at a branch; no two tasks share all three,
-and the train, validation and test splits hold disjoint combinations. The facts are only in the user's
+and each split has surnames of its own (benchmarks/pack/heldout.py), so no held-out surname or quote code occurs
+in train. Seed 1 is the pack's (seed 0 wrote the splits the learning check's defaults were tuned against, whose
+test surnames occurred in train). The facts are only in the user's
 scenario. The agent asks for the surname and the medicine, calls quote_refill, and must copy the quote code
 (Q and four digits, drawn here per surname and medicine) from that result into order_refill: an id that flows
 from one tool's result into the next call. Demonstrations are imperfect: most customers pick up at the central
@@ -17,6 +19,8 @@ import random
 from pathlib import Path
 
 from tools import BRANCHES, MEDICINES, SURNAMES  # this folder is on the path when the script runs
+
+from mua.benchmarks.pack.heldout import deal_names, draw_split
 
 OPENINGS = ("Hi, I need a refill of my prescription.", "Hello, I would like to refill a prescription.",
             "I want to order a refill, please.")
@@ -53,33 +57,22 @@ def task(i: int, surname: str, medicine: str, branch: str, code: str, rng: rando
     }
 
 
-def split_combos(pairs: list, sizes: dict[str, int], usual: float, rng: random.Random) -> list:
-    """(surname, medicine, branch) per task, split by split: each split draws from its own (surname, medicine)
-    pairs, so a held-out task's quote code never appears in training (copying it cannot be memorised); a share
-    ``usual`` of each split picks up at the central branch."""
-    rng.shuffle(pairs)
-    wanted = {name: round(usual * n) for name, n in sizes.items()}
-    if sum(wanted.values()) > len(pairs):
-        raise SystemExit(f"generate.py: {sum(wanted.values())} central tasks need as many (surname, medicine) pairs; "
-                         f"there are {len(pairs)}")
-    spare = len(pairs) - sum(wanted.values())
+def split_combos(surnames: dict[str, list[str]], sizes: dict[str, int], usual: float, rng: random.Random) -> list:
+    """(surname, medicine, branch) per task, split by split: each split draws from the (surname, medicine) pairs of
+    its own surnames, so a held-out task's surname and quote code never appear in training (copying them cannot be
+    memorised); a share ``usual`` of each split picks up at the central branch, one task per pair."""
     combos = []
     for name, n in sizes.items():
-        own = pairs[:wanted[name] + (spare if name == "train" else 0)]
-        pairs = pairs[len(own):]
+        own = [(s, m) for s in surnames[name] for m in MEDICINES]
+        central = [(s, m, USUAL) for s, m in own]
         other = [(s, m, b) for s, m in own for b in BRANCHES if b != USUAL]
-        rng.shuffle(other)
-        if n - wanted[name] > len(other):
-            raise SystemExit(f"generate.py: split {name} needs {n - wanted[name]} tasks at other branches")
-        split = [(s, m, USUAL) for s, m in own[:wanted[name]]] + other[:n - wanted[name]]
-        rng.shuffle(split)
-        combos += split
+        combos += draw_split(name, central, other, n, round(usual * n), rng)
     return combos
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--train", type=int, default=640)
     ap.add_argument("--validation", type=int, default=48)
     ap.add_argument("--test", type=int, default=96)
@@ -94,7 +87,9 @@ def main() -> None:
     code_of = {f"{s}/{m}": f"Q{c}" for (s, m), c in zip(pairs, codes)}
     quotes = {f"{s}/{m}": {"code": f"Q{c}", "price": 5 + c % 40} for (s, m), c in zip(pairs, codes)}
     sizes = {"train": args.train, "validation": args.validation, "test": args.test}
-    combos = split_combos(pairs, sizes, args.usual, rng)
+    surnames = deal_names(SURNAMES, {k: round(args.usual * n) for k, n in sizes.items()}, lambda _: len(MEDICINES),
+                          rng)
+    combos = split_combos(surnames, sizes, args.usual, rng)
     tasks = [task(i, s, m, b, code_of[f"{s}/{m}"], rng, args.asked) for i, (s, m, b) in enumerate(combos)]
     ids = iter(t["id"] for t in tasks)
     splits = {name: [next(ids) for _ in range(n)] for name, n in sizes.items()}

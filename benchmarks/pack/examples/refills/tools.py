@@ -6,7 +6,9 @@ database): the id flows from one tool's result into the next call."""
 SURNAMES = ("Abbott", "Baker", "Castro", "Dalton", "Evans", "Fischer", "Garcia", "Haddad", "Ito", "Jansen",
             "Kowalski", "Larsen", "Moreau", "Novak", "Okafor", "Petrov", "Quinn", "Rossi", "Silva", "Tanaka",
             "Ueda", "Varga", "Weber", "Young", "Zielinski", "Andersen", "Bianchi", "Chen", "Duarte", "Eriksen",
-            "Ferreira", "Gupta", "Horvat", "Iqbal", "Jovanovic", "Kim", "Lopez", "Mendes", "Nakamura", "Olsen")
+            "Ferreira", "Gupta", "Horvat", "Iqbal", "Jovanovic", "Kim", "Lopez", "Mendes", "Nakamura", "Olsen",
+            "Park", "Reyes", "Sato", "Torres", "Unger", "Vidal", "Wong", "Xu", "Yilmaz", "Zhou",
+            "Adler", "Brandt", "Costa", "Dubois", "Engel", "Fontaine", "Greco", "Hansen", "Ivanova", "Jaramillo")
 MEDICINES = ("amoxicillin", "atorvastatin", "metformin", "lisinopril", "omeprazole", "salbutamol", "sertraline",
              "levothyroxine", "ibuprofen", "cetirizine", "warfarin", "insulin")
 BRANCHES = ("central", "harbour", "northgate", "riverside")
