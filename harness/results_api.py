@@ -96,12 +96,17 @@ class RunResults:
         return read_json(path, what="run summary", expect=dict) if path.is_file() else None
 
     @cached_property
-    def scores(self) -> dict[str, Optional[float]]:
-        """The leaderboard's headline cells of this run ({column: value}, fractions), as `mua leaderboard`
-        prints them; a column with nothing scored is absent."""
+    def cells(self) -> dict[str, Any]:
+        """The leaderboard's headline cells of this run ({column: leaderboard.Cell}: value, interval, tasks,
+        flags), as `mua leaderboard` prints them; a column with nothing scored is absent."""
         from .leaderboard import headline_cells
 
-        return {column: cell.value for column, cell in headline_cells(self.run).items()}
+        return dict(headline_cells(self.run))
+
+    @property
+    def scores(self) -> dict[str, Optional[float]]:
+        """The headline cells' values ({column: fraction})."""
+        return {column: cell.value for column, cell in self.cells.items()}
 
     @property
     def problems(self) -> list[str]:
