@@ -37,9 +37,9 @@ def page(title: str, body: str, data: Any = None) -> str:
 
 
 def esc(text: Any) -> str:
-    from .view import _LONE_SURROGATE
+    from .view import LONE_SURROGATE
 
-    return html.escape(_LONE_SURROGATE.sub("\ufffd", str(text)), quote=True)
+    return html.escape(LONE_SURROGATE.sub("\ufffd", str(text)), quote=True)
 
 
 def link(href: str, text: str) -> str:

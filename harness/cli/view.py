@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _data_dir(args: argparse.Namespace):
+def ground_data_dir(args: argparse.Namespace):
     """The data directory to read ground truth from; None (the page then says there is none) when no data
     directory is found and none was named."""
     if args.no_ground_truth:
@@ -56,7 +56,7 @@ def _data_dir(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     paths = [args.run] + ([args.run2] if args.run2 else [])
-    data_dir, ground = _data_dir(args), not args.no_ground_truth
+    data_dir, ground = ground_data_dir(args), not args.no_ground_truth
     if args.run.is_dir() and source_kind(args.run) is None:
         return _folder(args, data_dir, ground)
     if args.watch:
