@@ -11,6 +11,7 @@ from training_fakes import BOOKINGS_PACK
 
 from mua.harness.cli import main
 from mua.harness.results_api import load_runs
+from tests.helpers.browser import dump_dom
 
 pytest.importorskip("trl", reason="mua train needs trl")
 
@@ -50,6 +51,10 @@ def test_eval_steps_scores_the_validation_split_through_the_eval_runner(tiny_che
         assert row["eval/reward"] == run.summary["overall"]["mean_reward"]
         assert row["eval/pass_rate"] == run.summary["overall"]["pass^1"] and row["eval/episodes"] == 2
     assert [r["step"] for r in rows if "reward" in r] == [1, 2]  # the training rows are still there
+    assert main(["view", str(out)]) == 0  # the training page's metrics table shows the held-out columns
+    dom = dump_dom(out / "view.html")
+    metrics = dom[dom.index('class="metrics"'):]
+    assert "<th>eval/reward</th>" in metrics and "<th>eval/pass_rate</th>" in metrics
 
 
 def test_eval_curves_and_bad_settings(tiny_checkpoint, tmp_path, capsys):
