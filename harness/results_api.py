@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from .episodes import EpisodeRecord, Positions, episode_index
-from .errors import ConfigError
+from .errors import ConfigError, MuaError
 from .files import read_json
 from .runs import Run, read_run, spec_label
 from .stats import is_success
@@ -49,7 +49,7 @@ def is_run_dir(path: Path) -> bool:
         return False
     try:
         value = read_json(config, what="run config")
-    except Exception:  # a damaged config.json still marks a run (reading it later says what is wrong)
+    except MuaError:  # a damaged config.json still marks a run (reading it later says what is wrong)
         return (path / "episodes.jsonl").is_file()
     return isinstance(value, dict) and "benchmark" in value and "tasks" in value
 

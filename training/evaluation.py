@@ -25,6 +25,7 @@ from mua.harness.interfaces import Benchmark
 
 from .config import TrainConfig, protocol_specs
 from .hint import held_out
+from .stopping import rng_restore, rng_snapshot
 
 EVALS_DIR = "evals"  # OUTPUT/evals/step-N: one `mua eval` run directory per evaluation
 SNAPSHOT = ".policy"  # OUTPUT/evals/.policy: the policy as it stands, saved for the evaluation, then removed
@@ -88,6 +89,15 @@ class PeriodicEval(TrainerCallback):
             self.evaluate(state.global_step)
 
     def evaluate(self, step: int) -> None:
+        """Score the policy of ``step``; the random states are put back afterwards, so training goes on
+        exactly as it would have without the evaluation (whatever a backend or user model draws)."""
+        rng = rng_snapshot()
+        try:
+            self._evaluate(step)
+        finally:
+            rng_restore(rng)
+
+    def _evaluate(self, step: int) -> None:
         evals = self.cfg.out / EVALS_DIR
         snapshot, run_dir = evals / SNAPSHOT, evals / f"step-{step}"
         accelerator = self.trainer.accelerator

@@ -51,6 +51,14 @@ def test_eval_steps_scores_the_validation_split_through_the_eval_runner(tiny_che
         assert row["eval/reward"] == run.summary["overall"]["mean_reward"]
         assert row["eval/pass_rate"] == run.summary["overall"]["pass^1"] and row["eval/episodes"] == 2
     assert [r["step"] for r in rows if "reward" in r] == [1, 2]  # the training rows are still there
+    plain = tmp_path / "plain"  # the same training without evaluations: the very same steps and weights
+    assert _train(tiny_checkpoint, pack, plain) == 0
+    def trained(path) -> list[dict]:  # the training rows, without the wall clock
+        rows = [json.loads(line) for line in (path / "metrics.jsonl").read_text().splitlines()]
+        return [{k: v for k, v in r.items() if k != "step_time"} for r in rows if "reward" in r]
+
+    assert trained(out) == trained(plain) and len(trained(out)) == 2
+    assert (out / "model.safetensors").read_bytes() == (plain / "model.safetensors").read_bytes()
     assert main(["view", str(out)]) == 0  # the training page's metrics table shows the held-out columns
     dom = dump_dom(out / "view.html")
     metrics = dom[dom.index('class="metrics"'):]
