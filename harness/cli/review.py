@@ -6,10 +6,9 @@ import argparse
 import asyncio
 import os
 from pathlib import Path
-from typing import Optional
 
-from ..build import Models, open_model
-from ..endpoints import watched
+from ..build import open_model
+from ..endpoints import with_judge
 from ..errors import ConfigError
 from ..results import write_atomic
 from ..results_api import load_run
@@ -71,13 +70,5 @@ async def _judge(spec, rows: list[dict], items, args: argparse.Namespace) -> Non
     judge = open_model(spec)
     if judge is None:
         raise ConfigError("--judge-model gold is no model: name a served model or a checkpoint")
-    try:
-        check: Optional[object] = getattr(judge, "check_alive", None)
-        if callable(check):
-            await check()
-        await watched(ask_judge(judge, rows, items, args.concurrency), Models(judge=judge), args.stall_timeout,
-                      "Fix the judge's endpoint (or raise --stall-timeout) and re-run; nothing was written")
-    finally:
-        close = getattr(judge, "aclose", None)
-        if callable(close):
-            await close()
+    await with_judge(judge, lambda j: ask_judge(judge, rows, items, args.concurrency), args.stall_timeout,
+                     "Fix the judge's endpoint (or raise --stall-timeout) and re-run; nothing was written")
