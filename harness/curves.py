@@ -11,8 +11,8 @@ CURVES_PNG = "curves.png"  # written next to metrics.jsonl by training (training
 
 # (panel title, [(metrics key, legend label)])
 PANELS = (
-    ("reward", [("reward", "mean reward")]),
-    ("pass rate", [("episode/pass_rate", "pass rate")]),
+    ("reward", [("reward", "mean reward"), ("eval/reward", "held-out mean reward (eval_steps)")]),
+    ("pass rate", [("episode/pass_rate", "pass rate"), ("eval/pass_rate", "held-out pass rate (eval_steps)")]),
     ("episode length", [("episode/turns", "user turns"), ("episode/generated_tokens", "generated tokens / 100")]),
     ("KL / entropy", [("kl", "KL"), ("entropy", "entropy")]),
 )

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Awaitable, Optional, Sequence, TypeVar
+from typing import Awaitable, Callable, Optional, Sequence, TypeVar
 
 from .build import GOLD, Models, ModelSpec, open_model
 from .errors import ModelError
+from .interfaces import ChatModel
 
 T = TypeVar("T")
 DEFAULT_STALL_S = 120.0  # as `mua eval --stall-timeout`
@@ -56,6 +57,19 @@ async def watched(work: Awaitable[T], models: Models, limit_s: float, advice: st
         return task.result()
     finally:
         watchdog.cancel()
+
+
+async def with_judge(judge: Optional[ChatModel], work: Callable[[Optional[ChatModel]], Awaitable[T]], limit_s: float,
+                     advice: str) -> T:
+    """``work(judge)`` for a command that calls one judge model (`mua score`, `mua review`): the endpoint
+    checked first, the work watched for a stall (:func:`watched`), the client closed however it ends."""
+    try:
+        if judge is not None and hasattr(judge, "check_alive"):
+            await judge.check_alive()  # once, before the work, not once per request
+        return await watched(work(judge), Models(judge=judge), limit_s, advice)
+    finally:
+        if judge is not None and hasattr(judge, "aclose"):
+            await judge.aclose()
 
 
 async def _until_silent(models: Models, limit_s: float) -> str:

@@ -281,6 +281,13 @@ def columns(rows: Sequence[Row], detail: bool = False, decls: Sequence[MetricsDe
     return known + rest
 
 
+def headline_cells(run: Run, st: Settings = Settings()) -> dict[str, Cell]:
+    """The cells `mua leaderboard` prints for ``run`` alone (its declared headline columns), by column."""
+    rows = build_rows([run], st)
+    cols = columns(rows, detail=False, decls=declarations([run]))
+    return {col: cell for row in rows for col in cols if (cell := row.cells.get(col)) is not None}
+
+
 def fmt_cell(cell: Optional[Cell]) -> str:
     if cell is None:
         return "-"

@@ -152,13 +152,35 @@ class Score:
 class Finding:
     """One reason an episode scored what it scored, read back from a stored row by ``Benchmark.explain``: the
     score component it concerns (None: the episode as a whole, e.g. an early termination) and one line for
-    people (``str(finding)``; ``mua view`` shows it)."""
+    people (``str(finding)``; ``mua view`` shows it), and what kind of failure it shows (``mua review``)."""
 
     component: Optional[str]
     text: str
+    kind: Optional[str] = None  # what went wrong, one of FAILURE_KINDS (`mua review` classes by it); None: other
 
     def __str__(self) -> str:
         return self.text
+
+
+# What went wrong in a failed episode, as `mua review` classes it. An adapter tags each Finding it writes with
+# one of these (the harness never reads a benchmark's own keys); the runner's terminations give the budget and
+# error-loop classes themselves. Key: the label people see.
+WRONG_ACTION = "wrong_action"
+WRONG_ARGUMENTS = "wrong_arguments"
+STATE_MISMATCH = "state_mismatch"
+POLICY_VIOLATION = "policy_violation"
+USER_STOPPED_EARLY = "user_stopped_early"
+BUDGET_CUT = "budget_cut"
+TOOL_ERROR_LOOP = "tool_error_loop"
+FAILURE_KINDS = {
+    WRONG_ACTION: "wrong or missing action",
+    WRONG_ARGUMENTS: "wrong arguments",
+    STATE_MISMATCH: "database / end state mismatch",
+    POLICY_VIOLATION: "policy violation",
+    USER_STOPPED_EARLY: "user stopped early",
+    BUDGET_CUT: "budget cut (step or turn limit)",
+    TOOL_ERROR_LOOP: "tool error loop",
+}
 
 
 @dataclass

@@ -51,7 +51,7 @@ class Source:
     packed: dict[str, str] = field(default_factory=dict)  # packed details by row text (kept while watching)
 
 
-def _explainer(benchmark: str) -> Explain:
+def explainer(benchmark: str) -> Explain:
     from .registry import benchmark_class
 
     try:
@@ -88,7 +88,7 @@ def load_source(path: Path, data_dir: Optional[Path] = None, ground: bool = True
                           "nor a training output directory (metrics.jsonl, samples/ written by `mua train`)")
     config = read_json(path / "config.json", what="run config", expect=dict)
     benchmark = str(config.get("benchmark") or "")
-    source = Source(path.name, "run", _episode_rows(path), _explainer(benchmark) if benchmark else Benchmark.explain,
+    source = Source(path.name, "run", episode_rows(path), explainer(benchmark) if benchmark else Benchmark.explain,
                     headline=headline(path, config))
     if ground:
         source.ground, why = GroundTruth.open(config, data_dir, path)
@@ -97,7 +97,7 @@ def load_source(path: Path, data_dir: Optional[Path] = None, ground: bool = True
     return source
 
 
-def _episode_rows(path: Path) -> list[dict]:
+def episode_rows(path: Path) -> list[dict]:
     episodes = path / "episodes.jsonl"
     return [r.row for r in latest_episodes(episodes)[0].values()]  # a missing file: no rows
 
@@ -179,7 +179,7 @@ def _read_lines(path: Path) -> list[dict]:
 
 
 # -- the payload --------------------------------------------------------------------------------------------
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _UNSAFE = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
@@ -188,7 +188,7 @@ def safe_json(value: Any) -> str:
     (invalid Unicode a model emitted) becomes U+FFFD, as a browser would show it; Chromium's DOM
     serialisation even crashes on one kept as is."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
-    text = _LONE_SURROGATE.sub("\ufffd", text)
+    text = LONE_SURROGATE.sub("\ufffd", text)
     return re.sub("[<>&\u2028\u2029]", lambda m: _UNSAFE[m.group()], text)
 
 
@@ -287,7 +287,7 @@ def render_page(sources: list[Source], watch: Optional[dict] = None) -> str:
 
 
 def _html_text(text: str) -> str:
-    text = _LONE_SURROGATE.sub("\ufffd", text)
+    text = LONE_SURROGATE.sub("\ufffd", text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 

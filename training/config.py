@@ -100,6 +100,12 @@ class TrainConfig(GRPOConfig, LoraSettings):
                                   "is replaced by a group of a train task not in the batch that has a reward spread, "
                                   "trying up to this many rounds per step (each plays one group per group still "
                                   "without a spread); 0: off", 0)
+    eval_steps: Optional[float] = _help("every N steps, score the policy on the held-out tasks through `mua "
+                                        "eval`'s runner (OUTPUT_DIR/evals/step-N; eval/* rows in metrics.jsonl, "
+                                        "plotted in the curves); TRL's eval_strategy 'steps' (default: never)")
+    eval_split: Optional[str] = _help("the split eval_steps scores (default: 'validation' where the benchmark has "
+                                      "one, else the held-out tasks the printed `mua eval` command scores)")
+    eval_limit: Optional[int] = _help("at most this many tasks per subset in each eval_steps evaluation")
     resume: bool = _help("continue from the newest checkpoint in output_dir (--no-resume: start a new run; "
                          "refused when output_dir is not empty)", True)
     progress: bool = _help("progress bar (--no-progress: none)", True)
@@ -170,6 +176,7 @@ class TrainConfig(GRPOConfig, LoraSettings):
 
     def _check_counts(self) -> None:
         at_least_one = ("max_turn_tokens", "max_completion_tokens", "max_steps", "concurrency", "limit", "max_turns",
+                        "eval_steps", "eval_limit",
                         "gradient_accumulation_steps", "save_steps", "logging_steps", "save_total_limit",
                         "max_completion_length")
         for name in at_least_one:
@@ -178,6 +185,11 @@ class TrainConfig(GRPOConfig, LoraSettings):
         for name in ("samples_per_step", "stop_after_flat_steps", "dynamic_sampling"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.eval_steps is not None and self.eval_steps != int(self.eval_steps):
+            raise ConfigError(f"eval_steps must be a whole number of steps, got {self.eval_steps}")
+        if str(self.eval_strategy) not in ("no", "IntervalStrategy.NO"):
+            raise ConfigError("eval_strategy: mua evaluates with eval_steps (the held-out tasks through `mua eval`'s "
+                              "runner); set eval_steps: N and leave eval_strategy unset")
 
     def _check_sampling(self) -> None:
         if self.temperature <= 0:

@@ -22,6 +22,7 @@ from .backends import TransformersBackend, VllmColocateBackend, VllmServerBacken
 from .budgets import check_gold_budgets
 from .checkpoints import atomic, clear_staging, save_final_model
 from .config import TrainConfig, check_checkpoint_dir, check_user_model, protocol_specs
+from .evaluation import EVALS_DIR, PeriodicEval, check_eval_plan
 from .lm_head import score_labelled_positions_only
 from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
@@ -203,8 +204,14 @@ def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
     out = cfg.out
     resume = checkpoint_to_resume(cfg)
     tasks = load_training_tasks(bench, cfg)
+    evaluated = check_eval_plan(cfg, bench) if cfg.eval_steps else 0  # before the model loads
     stop = SaveOnInterrupt()
     trainer, rollout = build_trainer(cfg, bench, tasks, trainer_cls=trainer_cls)
+    if cfg.eval_steps:
+        trainer.add_callback(PeriodicEval(trainer, cfg, bench))
+        if trainer.accelerator.is_main_process:
+            print(f"mua train: every {int(cfg.eval_steps)} steps, {evaluated} held-out tasks are scored through "
+                  f"`mua eval`'s runner into {cfg.out / EVALS_DIR}", file=sys.stderr, flush=True)
     trainer.add_callback(stop)
     if trainer.accelerator.is_main_process:  # one writer: ranks share the folder (two renames of one .tmp race)
         clear_staging(out)

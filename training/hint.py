@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from mua.harness.plan import default_user_model
 from mua.harness.selection import read_split_file
@@ -21,13 +21,12 @@ def eval_command(cfg: TrainConfig, bench: Any, out: Path) -> list[str]:
         argv += ["--data-dir", str(cfg.data_dir)]
     for subset in cfg.subsets:
         argv += ["--subset", subset]
-    if cfg.split_file:
-        argv += ["--task-ids", ",".join(read_split_file(cfg.split_file).held_out)]
-        argv += ["--split", cfg.split] if cfg.split else (["--all-tasks"] if bench.default_split else [])
-    else:
-        split = bench.held_out_split or bench.default_split
-        if split and split != bench.default_split:
-            argv += ["--split", split]
+    split, task_ids = held_out(cfg, bench)
+    if task_ids is not None:
+        argv += ["--task-ids", ",".join(task_ids)]
+        argv += ["--split", split] if split else (["--all-tasks"] if bench.default_split else [])
+    elif split and split != bench.default_split:
+        argv += ["--split", split]
     argv += ["--agent-model", str(out)]
     subsets = list(cfg.subsets or bench.subsets)
     needs_user = any(bench.needs_user_model(s) for s in subsets)
@@ -40,6 +39,14 @@ def eval_command(cfg: TrainConfig, bench: Any, out: Path) -> list[str]:
     if cfg.judge_model:
         argv += _model_flags("judge", cfg.judge_model, cfg.judge_base_url, model_params(cfg.judge_params))
     return argv
+
+
+def held_out(cfg: TrainConfig, bench: Any) -> tuple[Optional[str], Optional[list[str]]]:
+    """The split and task ids (None: all of the split) a run's held-out tasks are: the split file's held-out ids
+    within the run's split, else the benchmark's held-out split (its default split when it names none)."""
+    if cfg.split_file:
+        return cfg.split or None, list(read_split_file(cfg.split_file).held_out)
+    return bench.held_out_split or bench.default_split, None
 
 
 def _model_flags(role: str, name: str, base_url: Any, params: dict) -> list[str]:

@@ -31,7 +31,8 @@ MAY_CHANGE = frozenset({
     "logging_steps", "samples_per_step", "concurrency", "generation", "vllm_server_url", "vllm_server_model",
     "user_base_url", "judge_base_url", "report_to", "run_name", "project", "disable_tqdm", "use_cpu",
     "local_rank", "resume_from_checkpoint", "num_completions_to_print", "use_vllm", "vllm_mode",
-    "skip_memory_metrics", "torch_empty_cache_steps", "ddp_timeout", "stop_after_flat_steps"})
+    "skip_memory_metrics", "torch_empty_cache_steps", "ddp_timeout", "stop_after_flat_steps",
+    "eval_steps", "eval_split", "eval_limit"})  # the held-out evaluation leaves training as it is (evaluation.py)
 # ... and every TRL setting with one of these prefixes (logging, hub, dataloader workers, vLLM server address)
 MAY_CHANGE_PREFIXES = ("logging_", "log_", "hub_", "push_to_hub", "trackio_", "dataloader_", "save_",
                        "vllm_server_", "vllm_gpu_memory", "vllm_enable_sleep")

@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from mua.harness.types import Finding, Message
+from mua.harness.types import STATE_MISMATCH, WRONG_ACTION, Finding, Message
 
 from .calls import render_call
 
@@ -53,13 +53,14 @@ class AceFindings:
         ``process_calls`` reached)."""
         found = []
         if components.get("end_state") == 0.0:
-            found.append(Finding("end_state", f"end state wrong: {self.error_type or 'state differs'}"))
+            found.append(Finding("end_state", f"end state wrong: {self.error_type or 'state differs'}", STATE_MISMATCH))
             for errors in self.end_state_errors:
-                found += [Finding("end_state", f"  {e}") for e in (errors if isinstance(errors, list) else [errors])]
+                found += [Finding("end_state", f"  {e}", STATE_MISMATCH)
+                          for e in (errors if isinstance(errors, list) else [errors])]
         process = components.get("process")
         if isinstance(process, (int, float)) and process < 1.0:
             found.append(Finding("process", f"process: {process:g} of the milestones reached by the calls made "
-                                            f"({len(self.process_calls)} calls)"))
+                                            f"({len(self.process_calls)} calls)", WRONG_ACTION))
         return found
 
 

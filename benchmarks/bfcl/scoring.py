@@ -17,7 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from mua.harness.types import Finding, Message, Score, Task
+from mua.harness.types import (
+    BUDGET_CUT,
+    STATE_MISMATCH,
+    WRONG_ACTION,
+    WRONG_ARGUMENTS,
+    Finding,
+    Message,
+    Score,
+    Task,
+)
 
 from .calls import parse_call
 from .data import V4, version_of
@@ -26,6 +35,11 @@ from .world import ApiWorld
 
 Step = list[tuple[str, tuple, dict]]
 INFERENCE_ERROR = "inference_error"
+# What each checker verdict says went wrong, for `mua review`. A result mismatch with the state right is most
+# often a call with other arguments (a missing read-only call gives it too).
+KINDS = {"multi_turn:force_terminated": BUDGET_CUT, "multi_turn:empty_turn_model_response": WRONG_ACTION,
+         "multi_turn:instance_state_mismatch": STATE_MISMATCH,
+         "multi_turn:execution_response_mismatch": WRONG_ARGUMENTS}
 
 
 @dataclass
@@ -58,12 +72,14 @@ class Verdict:
         if self.valid:
             return []
         where = f" at turn {self.turn}" if self.turn is not None else ""
-        found = [Finding(None, f"{self.error_type}{where}: {self.error_message or ''}")]
+        kind = KINDS.get(self.error_type or "")
+        found = [Finding(None, f"{self.error_type}{where}: {self.error_message or ''}", kind)]
         details = self.details or {}
         for attr, diff in (details.get("differences") or {}).items():
             found.append(Finding(None, f"state {attr}: model {diff.get('model')!r}, "
-                                       f"ground truth {diff.get('ground_truth')!r}"))
-        found += [Finding(None, f"missing execution result: {item!r}") for item in details.get("missing_items") or []]
+                                       f"ground truth {diff.get('ground_truth')!r}", kind))
+        found += [Finding(None, f"missing execution result: {item!r}", kind)
+                  for item in details.get("missing_items") or []]
         return found
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
-from mua.harness.types import Finding, Score
+from mua.harness.types import POLICY_VIOLATION, STATE_MISMATCH, WRONG_ACTION, Finding, Score
 
 
 @dataclass
@@ -36,15 +36,17 @@ class Tau2Findings:
     def findings(self) -> list[Finding]:
         out = [Finding(None, str(self.note))] if self.note else []
         if self.db_match is False:
-            out.append(Finding("db", "database: the final state differs from the one the gold actions produce"))
-        out += [Finding("env_assertion", f"environment assertion failed: {a}")
+            out.append(Finding("db", "database: the final state differs from the one the gold actions produce",
+                               STATE_MISMATCH))
+        out += [Finding("env_assertion", f"environment assertion failed: {a}", STATE_MISMATCH)
                 for a in _items(self.env_assertions_failed)]
         out += [Finding("communicate", f"never told the user: {c!r}") for c in _items(self.communicate_missing)]
-        out += [Finding("action", f"gold action not matched: {a}") for a in _items(self.actions_unmatched)]
+        out += [Finding("action", f"gold action not matched: {a}", WRONG_ACTION)
+                for a in _items(self.actions_unmatched)]
         for result in _items(self.nl_assertions):
             if isinstance(result, dict) and not result.get("met", True):
                 out.append(Finding("nl_assertion", f"NL assertion not met: {result.get('nl_assertion')}: "
-                                                   f"{result.get('justification', '')}"))
+                                                   f"{result.get('justification', '')}", POLICY_VIOLATION))
         out += [Finding(str(name), f"{name}: not computed (no judge model), reward unknown")
                 for name in _items(self.skipped)]
         return out

@@ -31,7 +31,7 @@ from ..urls import redact_url  # noqa: E402
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
                "benchmarks (see `mua eval --help`).")
 
-COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "train", "sft", "export", "model",
+COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "review", "train", "sft", "export", "model",
             "tasks", "play", "sweep", "users")
 
 

@@ -6,9 +6,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-from ..build import Models, open_model
+from ..build import open_model
 from ..data import resolve_data_dir
-from ..endpoints import watched
+from ..endpoints import with_judge
 from ..errors import ConfigError
 from ..outputs import add_overwrite_flag, check_output
 from ..protocol import recorded_data_dir
@@ -56,15 +56,9 @@ async def _score(args: argparse.Namespace) -> list[dict]:
     data_dir = _data_dir(args)
     pairs = list(read_items(args.trajectories, data_dir, TaskIndex(data_dir)))
     judge = open_model(model_spec(args, "judge", default_temperature=0.0))
-    try:
-        if judge is not None and hasattr(judge, "check_alive"):
-            await judge.check_alive()  # before scoring, not once per trajectory
-        return await watched(score_all(pairs, judge, args.concurrency), Models(judge=judge), args.stall_timeout,
-                             "Fix the endpoint (or raise --stall-timeout for a slow one) and re-run; nothing was "
-                             "written")
-    finally:
-        if judge is not None and hasattr(judge, "aclose"):
-            await judge.aclose()
+    return await with_judge(judge, lambda j: score_all(pairs, j, args.concurrency), args.stall_timeout,
+                            "Fix the endpoint (or raise --stall-timeout for a slow one) and re-run; nothing was "
+                            "written")
 
 
 def run(args: argparse.Namespace) -> int:

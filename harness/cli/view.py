@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Optional
 
 from ..data import resolve_data_dir
 from ..errors import ConfigError
-from ..view import write_view
-from .common import add_data_dir
+from ..view import source_kind, write_view
+from ..view_index import write_index
+from .common import add_data_dir, check_output_file
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "training output directory (mua train) shows its curves, reward spread per "
                                    "step and the sampled trajectories. --watch serves the page on 127.0.0.1 "
                                    "and keeps it current while the run goes on.")
-    p.add_argument("run", type=Path, metavar="RUN", help="run directory (or training output directory)")
+    p.add_argument("run", type=Path, metavar="RUN",
+                   help="run directory (or training output directory); a folder holding runs (at any depth) "
+                        "gets one page listing them all (FOLDER/index.html), each run's own page beside it")
     p.add_argument("run2", type=Path, nargs="?", metavar="RUN2", help="a second run to compare with RUN")
     p.add_argument("--out", type=Path, metavar="FILE.html",
                    help="where to write the page (default: RUN/view.html, or RUN/compare.html with RUN2)")
@@ -38,7 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _data_dir(args: argparse.Namespace):
+def ground_data_dir(args: argparse.Namespace):
     """The data directory named with --data-dir (it must exist); None: each run's own (the folder it
     recorded, else the usual search; the page says when there is none)."""
     if args.no_ground_truth or not args.data_dir:
@@ -48,7 +52,9 @@ def _data_dir(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     paths = [args.run] + ([args.run2] if args.run2 else [])
-    data_dir, ground = _data_dir(args), not args.no_ground_truth
+    data_dir, ground = ground_data_dir(args), not args.no_ground_truth
+    if args.run.is_dir() and source_kind(args.run) is None:
+        return _folder(args, data_dir, ground)
     if args.watch:
         from ..view_watch import serve
 
@@ -61,5 +67,20 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or args.run / ("compare.html" if args.run2 else "view.html")
     write_view(paths, out, data_dir, ground)
     print(f"wrote {out} ({out.stat().st_size / 1e6:.1f} MB); open it in a browser")
+    return 0
+
+
+def _folder(args: argparse.Namespace, data_dir: Optional[Path], ground: bool) -> int:
+    """A folder of runs: each run's page (RUN/view.html, as `mua view RUN` writes it) and the index."""
+    if args.run2 or args.watch:
+        raise ConfigError(f"{args.run} is a folder of runs: it takes neither RUN2 nor --watch")
+    if args.out is not None:
+        check_output_file("--out", args.out)
+
+    def run_page(run: Path) -> Path:
+        return write_view([run], run / "view.html", data_dir, ground)
+
+    out, count = write_index(args.run, args.out, run_page)
+    print(f"wrote {out} listing {count} runs (each run's page: RUN/view.html); open it in a browser")
     return 0
 
