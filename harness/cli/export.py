@@ -6,8 +6,8 @@ from pathlib import Path
 
 from ..data import resolve_data_dir
 from ..errors import ConfigError
-from ..outputs import add_overwrite_flag, check_output
 from ..export import ROLES
+from ..outputs import add_overwrite_flag, check_output
 from .common import add_data_dir, finite_float
 
 FORMATS = ("datasets", "jsonl")
