@@ -100,6 +100,14 @@ def user_turns(messages: list[Message]) -> int:
     return max(1, sum(1 for m in messages if m.role == "user" and not m.tool_calls))
 
 
+def user_columns(view: list[Message], tools: str) -> dict:
+    """A user-side row's messages and tools (JSON text; the same tools at each of its turns)."""
+    names = [t["function"]["name"] for t in json.loads(tools)]
+    turns = sum(1 for m in view if m.role == "assistant")
+    return {"messages": [message_row(m) for m in view], "tools": tools,
+            "tools_by_turn": json.dumps([names] * turns, ensure_ascii=False)}
+
+
 class _NoModel:
     """The model of a user simulator built only for its view: asked anything, it is a bug."""
 
@@ -133,20 +141,18 @@ def export_rows(run: Path, bench: Benchmark, min_reward: Optional[float] = None,
         subset, task_id = row["subset"], str(row["task_id"])
         messages = [Message.from_dict(m) for m in row.get("messages") or []]
         if role == "user":
-            user, tools = prompts.user(subset, task_id)
-            view = user.view(messages)
-            names = [t["function"]["name"] for t in json.loads(tools)]
-            tools_by_turn = json.dumps([names] * sum(1 for m in view if m.role == "assistant"), ensure_ascii=False)
+            user, user_tools = prompts.user(subset, task_id)
+            side = user_columns(user.view(messages), user_tools)
         else:
             system_prompt = prompts.prompt(subset, task_id).system_prompt
             view = ([Message(role="system", content=system_prompt)] if system_prompt else []) + agent_view(messages)
             tools, tools_by_turn = prompts.tools(subset, task_id, user_turns(messages))
+            side = {"messages": [message_row(m) for m in view], "tools": tools, "tools_by_turn": tools_by_turn}
         components = row.get("components") or {}
         rows.append({
             "benchmark": bench.name, "subset": subset, "task_id": task_id, "role": role,
             "trial": row.get("trial"), "split": config.get("split"),
-            "messages": [message_row(m) for m in view],
-            "tools": tools, "tools_by_turn": tools_by_turn,
+            **side,
             "reward": float(reward), "termination": row.get("termination"),
             **{f"component_{n}": components.get(n) for n in names},
         })
