@@ -56,7 +56,8 @@ def test_rows_are_the_user_view_and_reproducible(tmp_path):
     rows = lesson_rows(bench, bench.load_tasks("tasks", "train"), 2, seed=0)
     assert len(rows) == 6 and rows == lesson_rows(bench, bench.load_tasks("tasks", "train"), 2, seed=0)
     first = rows[0]["messages"]
-    assert first[0]["role"] == "system" and first[0]["content"] == bench.user_prompt(bench.find_task("tasks", "book-000"))
+    assert first[0]["role"] == "system"
+    assert first[0]["content"] == bench.user_prompt(bench.find_task("tasks", "book-000"))
     assert first[1]["role"] == "user" and first[2]["role"] == "assistant"  # the agent speaks as the user turn
     tasks[0]["user_scenario"]["replies"][0]["asks"] = ["fine", ""]
     (pack / "tasks.json").write_text(json.dumps(tasks))
