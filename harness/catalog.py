@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .errors import ConfigError, MuaError
+from .gold_check import gold_check
 from .interfaces import Benchmark, TaskDescription
 from .registry import benchmark_names, open_benchmark
 from .types import Task, ToolSpec
@@ -33,6 +34,7 @@ class BenchmarkEntry:
     default_split: Optional[str]
     subsets: list[SubsetEntry] = field(default_factory=list)
     error: Optional[str] = None  # the benchmark has no readable data in this data directory
+    gold: Optional[str] = None  # "gold N of M" over every task, for a benchmark that declares gold_checked
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -51,6 +53,9 @@ def benchmark_entry(bench: Benchmark) -> BenchmarkEntry:
                 except ConfigError as e:  # a split this subset lacks (e.g. tau2's telecom-only splits)
                     counts.append(SplitCount(split, None, str(e)))
             entry.subsets.append(SubsetEntry(subset, counts))
+        if bench.gold_checked:
+            tasks = [t for subset in bench.subsets for t in bench.load_tasks(subset, None)]
+            entry.gold = gold_check(bench, tasks).line("tasks pass with the gold agent and the current user")
     except MuaError as e:
         entry.subsets, entry.error = [], str(e)
     return entry
@@ -159,6 +164,8 @@ def catalog_text(entries: list[BenchmarkEntry]) -> list[str]:
         for s in e.subsets:
             parts = [f"{c.split or 'all'}={c.tasks}" for c in s.splits if c.tasks is not None]
             lines.append(f"  {s.name:28} {'  '.join(parts) or '-'}")
+        if e.gold:
+            lines.append(f"  {e.gold}")
     return lines
 
 

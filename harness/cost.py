@@ -126,13 +126,14 @@ class RunCost:
 
 
 
-def recorded_block(run_dir: Path | str) -> Optional[dict]:
-    """The "cost" block of a run's summary.json, None when there is none (or the summary is unreadable)."""
+def recorded_block(run_dir: Path | str, name: str = "cost") -> Optional[dict]:
+    """The ``name`` block of a run's summary.json ("cost" by default), None when there is none (or the summary
+    is unreadable)."""
     path = Path(run_dir) / "summary.json"
     if not path.is_file():
         return None
     try:
-        block = read_json(path, what="run summary", expect=dict).get("cost")
+        block = read_json(path, what="run summary", expect=dict).get(name)
     except DataError:
         return None
     return block if isinstance(block, dict) else None

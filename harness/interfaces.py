@@ -14,6 +14,7 @@ from .metrics import MetricsDeclaration, generic
 from .protocol import RunProtocol
 from .protocol import generic as generic_protocol
 from .types import Finding, Message, Score, Task, ToolCall, ToolSpec, Usage
+from .user_facts import SuiteCase, UserFacts
 
 
 @dataclass
@@ -166,6 +167,10 @@ class Benchmark(ABC):
     train_splits: tuple[str, ...] = ()
     # The split a policy trained on ``train_splits`` is reported on (disjoint from them); None: default_split.
     held_out_split: Optional[str] = None
+    # Whether `mua tasks` lists "gold N of M" (its gold agent with its gold user over every task): for data
+    # written against a scripted user's contract, which can change under it (task packs). Training says it
+    # for every benchmark, from the gold conversations it plays anyway.
+    gold_checked: ClassVar[bool] = False
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)
@@ -258,6 +263,25 @@ class Benchmark(ABC):
     def unjudged_checks(self, tasks: list[Task]) -> Optional[str]:
         """What a run of ``tasks`` without a judge model leaves unscored, as one sentence for the user (said
         once when the run starts); None when every check can be decided without a judge."""
+        return None
+
+    def user_suite(self, tasks: list[Task]) -> Optional[list[SuiteCase]]:
+        """The adversarial agent messages every user of ``tasks`` is scored on (``harness/user_suite.py``), or
+        None when the benchmark does not say what its users' facts are."""
+        return None
+
+    def user_facts(self, task: Task) -> Optional[UserFacts]:
+        """What the user of ``task`` knows (``mua users audit``); None: the benchmark does not say."""
+        return None
+
+    def user_asked(self, task: Task, text: str) -> Optional[list[str]]:
+        """The fact kinds an agent message asks for under the benchmark's scripted user's contract; None: it
+        has no such contract (then answers to keyword-stuffed messages are not measured)."""
+        return None
+
+    def done_at(self, task: Task, messages: list[Message]) -> Optional[int]:
+        """The index of the message after which ``task`` is done (every expected action made, everything to
+        tell told); ``len(messages)`` when it never is; None when the benchmark cannot tell."""
         return None
 
     def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:

@@ -19,6 +19,7 @@ from .results import JsonlAppender, RunDir, rewrite_in_order, write_json
 from .runs import Aggregate, declaration_of
 from .summary import summary_json
 from .types import Task
+from .user_audit import has_exact_facts, summary_block
 
 MAX_LISTED_ERRORS = 100  # errored episodes named in the outcome (all are counted, and all are in the file)
 
@@ -200,4 +201,11 @@ def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], compl
         timings = keyed_index(job.run.timings, layout.position, layout.size)
         if not timings.canonical:
             rewrite_in_order(timings)
-    return summary_json(job.config, agg)
+    summary = summary_json(job.config, agg)
+    if not has_exact_facts(job.bench, layout.flat):
+        return summary
+    # read afresh: the rewrite above moves the lines ``index`` points at
+    final = episode_index(job.run.episodes, layout.position, layout.size)
+    return summary | {"users": summary_block(job.bench, {(s, t.id): t for s, ts in job.tasks.items() for t in ts},
+                                             ((r.subset, r.task_id, r.messages, r.termination, r.trial)
+                                              for r in final.records(range(layout.size))))}

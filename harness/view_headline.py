@@ -15,16 +15,19 @@ ROLES = ("agent", "user", "judge")
 
 def headline(path: Path, config: dict) -> dict[str, Any]:
     """{"cells": [{"column", "text", "value", "low", "high", "n", "flags"}], "legend": [...], "models": {role:
-    label}, "protocol": [departures], "cost": the run's cost line (summary.json) or None, "error": why the cells
-    are missing, or None}."""
+    label}, "protocol": [departures], "cost": the run's cost line (summary.json) or None, "users": the user
+    audit's line (summary.json) or None, "error": why the cells are missing, or None}."""
     from .cost import cost_text, recorded_block
     from .leaderboard import build_rows, columns, declarations, fmt_cell, legend
     from .runs import read_run, spec_label
+    from .user_audit import summary_text
 
     models = {role: spec_label(config.get(role)) for role in ROLES if isinstance(config.get(role), dict)}
     block = recorded_block(path)
+    users = recorded_block(path, "users")
     out: dict[str, Any] = {"cells": [], "legend": [], "models": models, "protocol": [], "error": None,
-                           "cost": cost_text(block) if block is not None else None}
+                           "cost": cost_text(block) if block is not None else None,
+                           "users": summary_text(users) if users is not None else None}
     try:
         run = read_run(path)
         rows = build_rows([run])

@@ -3,13 +3,16 @@
 A reply longer than ``max_turn_tokens`` is cut, and an episode whose replies and context pass
 ``max_completion_tokens`` ends truncated: either way the right behaviour scores 0 and nothing says why. So
 `mua train` and tests/perf/learning_check.py play every chosen task's gold agent with its gold user through
-the policy's own token stream (teacher forced, as SFT sees it) and name the tasks that would not fit."""
+the policy's own token stream (teacher forced, as SFT sees it) and name the tasks that would not fit. The same
+episodes are scored, so the check also says whether the gold agent still passes with the current user
+("gold N of M", ``harness/gold_check.py``) before any training starts."""
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
 from typing import Optional
 
+from mua.harness.gold_check import GoldCheck
 from mua.harness.interfaces import Benchmark
 from mua.harness.runner import run_episode
 from mua.harness.types import Task
@@ -30,6 +33,7 @@ class BudgetCheck:
     checked: int = 0
     misfits: list[Misfit] = field(default_factory=list)
     unplayable: list[str] = field(default_factory=list)  # "task: why" for gold conversations that could not be played
+    gold: GoldCheck = field(default_factory=GoldCheck)  # whether those conversations pass with the current user
 
     @property
     def fits(self) -> bool:
@@ -87,12 +91,14 @@ def check_gold_budgets(bench: Benchmark, tasks: list[Task], tokenizer, stop_ids:
     async def one(task: Task) -> None:
         policy = teacher_policy(tokenizer, stop_ids)
         try:
-            await run_episode(bench, task, TeacherForcedAgent(bench.gold_agent(task), policy), bench.gold_user(task),
-                              score=False)
+            result = await run_episode(bench, task, TeacherForcedAgent(bench.gold_agent(task), policy),
+                                       bench.gold_user(task))
             stream = policy.live_stream
         except Exception as exc:  # noqa: BLE001 - a task without a playable gold conversation is not checked
             report.unplayable.append(f"{task.id}: {type(exc).__name__}: {exc}")  # and is named in the line
+            report.gold.count(task.id, None)
             return
+        report.gold.count(task.id, result.score)
         report.checked += 1
         found = misfit(task.id, stream.env_mask, len(stream.prompt_ids), budget, max_context)
         if found is not None:

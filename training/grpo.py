@@ -153,6 +153,8 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
                              max_context)
     print(f"mua train: {'' if fit.fits else 'warning: '}{fit.line(f'split {cfg.split}')}", file=sys.stderr,
           flush=True)
+    print(f"mua train: {'' if fit.gold.ok else 'warning: '}{fit.gold.line(f'of split {cfg.split}')}",
+          file=sys.stderr, flush=True)
     rollout: Optional[RolloutFunc] = None
     make_policy = policy_factory(tokenizer, stop_ids, cfg, lambda: rollout.backend,  # type: ignore[union-attr]
                                  max_context)

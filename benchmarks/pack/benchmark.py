@@ -13,6 +13,7 @@ from mua.harness.errors import ConfigError
 from mua.harness.interfaces import Agent, ChatModel, EpisodeSpec, Limits, User
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration
 from mua.harness.types import Task
+from mua.harness.user_facts import SuiteCase, UserFacts
 from mua.harness.users import SimulatedUser
 
 from ..tau2.benchmark import Tau2Benchmark
@@ -24,7 +25,8 @@ from ..tau2.prompts import USER_STOP_MARKERS, scenario_text
 from ..tau2.tasks import Tau2Context
 from .environment import PackEnvironment
 from .loader import FILES, Pack, load_pack
-from .users import ScenarioUser, StaticUser, asking_gold_agent, opening
+from .suite import pack_cases, task_facts, values_by_kind
+from .users import ScenarioUser, StaticUser, asked, asking_gold_agent, opening
 
 SUBSET = "tasks"
 
@@ -41,6 +43,7 @@ class PackBenchmark(Tau2Benchmark):
 
     # tau2's protocol, except the data a run records: the pack's own files (so runs of two packs never compare)
     protocol = replace(Tau2Benchmark.protocol, data=FILES)
+    gold_checked = True  # a pack is written against the scripted user's contract: `mua tasks` says gold N of M
 
     def __init__(self, data_dir: Path, answers: bool = True, static_user: bool = False) -> None:
         """``answers=False``: the scripted user says its opening only; ``static_user``: it replays the reference
@@ -114,6 +117,23 @@ class PackBenchmark(Tau2Benchmark):
         if task.scenario.get("replies") or not self.answers:
             return ScenarioUser(task.scenario, answers=self.answers)
         return tau2_gold_user(task.evaluation, opening(task.scenario))
+
+    def user_suite(self, tasks: list[Task]) -> Optional[list[SuiteCase]]:
+        """The adversarial user suite's cases, from the scenarios' replies and the pack's user_suite.json."""
+        return pack_cases(self.data_dir, tasks, self.load_tasks(SUBSET))
+
+    def user_facts(self, task: Task) -> Optional[UserFacts]:
+        """Exact: each reply is a fact (kind: its first ``when`` keyword, value: its ``say``); a scenario without
+        replies falls back to tau2's heuristic."""
+        if not task.scenario.get("replies"):
+            return super().user_facts(task)
+        facts = task_facts(task, values_by_kind(r["user_scenario"] for r in self.pack.tasks))
+        return UserFacts(facts, exact=True, scenario_text=opening(task.scenario))
+
+    def user_asked(self, task: Task, text: str) -> Optional[list[str]]:
+        """The kinds the scripted user's contract (``users.py: asked``) counts ``text`` as asking for."""
+        replies = task.scenario.get("replies") or []
+        return [str(replies[i]["when"][0]) for i in asked(text, replies)] if replies else None
 
     def read_official(self, path: Path):
         return None  # a pack has no official results format; `mua score` reads mua's own result lines

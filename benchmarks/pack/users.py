@@ -6,12 +6,22 @@ message that asks for nothing new ends the conversation (###STOP###). With ``ans
 opening only and stops at its next turn. :class:`StaticUser` replays the reference conversation's user turns
 whatever the agent says (the learning check's ablation "GRPO with a static user").
 
-What counts as asking (so that listing keywords is not asking): a question is a sentence that ends with "?"
-and holds a question word (what, where, which, could, ...); it asks about a reply when it holds one of the
-reply's ``when`` keywords (or phrases) as whole words, and it asks about one fact at most: a question whose
-keywords name two replies answers neither. So "Where would you like to sit?" gets the seat, while "name sit
-time?", "have a nice time" and "when did you visit?" get nothing, and a pack's gold agent asks one question
-per fact."""
+The contract (docs/scripted-user.md lists it with examples): the user answers a natural-language question
+addressed to it, not a list of keywords.
+
+1. A *question* is a sentence ending in "?" whose clause, from its first question word on, is a grammatical
+   request: it opens with an auxiliary or modal followed by its subject ("Could you ...", "Is your ...",
+   "Do you ..."), or with a question word (what, which, where, ...) and holds a subject or determiner
+   ("What is *your* name?", "Which day would *you* like?"), or it is a prepositional question-word fragment
+   ("*At* what time?", "*On* which day?"). So "Is name?", "What name?", "Where sit?" and "name sit time?" are
+   not questions: a question word (or auxiliary) plus bare keywords.
+2. A question asks about a reply when it holds one of the reply's ``when`` keywords (or phrases) as whole words.
+3. A question naming several facts gives each of them when they are joined as a list ("and", "or", "plus",
+   commas: "Could you tell me your name and what time you want?"); facts put side by side with nothing joining
+   them ("What is your name sit time?") give none.
+
+So "Where would you like to sit?" gets the seat, while "name sit time?", "What time?", "have a nice time" and
+"when did you visit?" get nothing, and a pack's gold agent asks one question per fact or one joined question."""
 from __future__ import annotations
 
 import json
@@ -21,14 +31,25 @@ from typing import Optional
 from mua.harness.agents import ScriptedAgent
 from mua.harness.interfaces import User
 from mua.harness.types import Message, ToolCall, ToolSpec, Usage
+from mua.harness.user_facts import word_list
 
 from ..tau2.prompts import STOP, USER_STOP_MARKERS
 
-QUESTION_WORDS = frozenset((
-    "what", "which", "where", "when", "who", "whom", "whose", "why", "how", "may", "might", "could", "can",
-    "would", "will", "shall", "should", "do", "does", "did", "is", "are", "was", "were", "have", "has"))
+WH_WORDS = frozenset(("what", "which", "where", "when", "who", "whom", "whose", "why", "how"))
+AUXILIARIES = frozenset((
+    "may", "might", "could", "can", "would", "will", "shall", "should", "do", "does", "did", "is", "are", "was",
+    "were", "have", "has", "am"))
+QUESTION_WORDS = WH_WORDS | AUXILIARIES
+# a subject or a determiner: what makes "what is YOUR name" a sentence and "what name" a keyword
+SUBJECTS = frozenset((
+    "you", "your", "yours", "yourself", "i", "me", "my", "we", "us", "our", "it", "its", "this", "that", "these",
+    "those", "there", "they", "them", "their", "he", "she", "his", "her", "the", "a", "an", "any", "some", "one"))
+# a preposition before a question word: "at what time?", "on which day?" are whole (elliptical) questions
+PREPOSITIONS = frozenset((
+    "at", "on", "for", "from", "in", "by", "to", "with", "under", "until", "about", "into", "after", "before"))
+JOINERS = frozenset(("and", "or", "plus", ","))
 _SENTENCE = re.compile(r"[^.!?\n]*[.!?]+|[^.!?\n]+")
-_WORD = re.compile(r"\w+")
+_TOKEN = re.compile(r"\w+|,")
 
 
 def opening(scenario: dict) -> str:
@@ -36,33 +57,54 @@ def opening(scenario: dict) -> str:
     return str(instructions.get("reason_for_call") if isinstance(instructions, dict) else instructions)
 
 
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
+def _is_request(said: list[str]) -> bool:
+    """Rule 1: whether the words of a sentence ending in "?" make a grammatical request (see the module doc)."""
+    start = next((i for i, w in enumerate(said) if w in QUESTION_WORDS), None)
+    if start is None:
+        return False
+    clause = said[start:]
+    if clause[0] in AUXILIARIES:
+        return len(clause) > 1 and clause[1] in SUBJECTS
+    if start > 0 and said[start - 1] in PREPOSITIONS:
+        return True
+    return bool(SUBJECTS.intersection(clause))
 
 
 def questions(text: str) -> list[list[str]]:
-    """The words of each question in ``text``: a sentence ending in "?" that holds a question word."""
+    """The tokens (words, and commas) of each question in ``text``: a sentence ending in "?" that makes a
+    grammatical request (rule 1 of the module doc)."""
     found = []
     for sentence in _SENTENCE.findall(text):
-        said = words(sentence)
-        if sentence.rstrip().endswith("?") and QUESTION_WORDS.intersection(said):
+        said = _TOKEN.findall(sentence.lower())
+        if sentence.rstrip().endswith("?") and _is_request([w for w in said if w != ","]):
             found.append(said)
     return found
 
 
-def mentions(said: list[str], keyword: str) -> bool:
-    """Whether the words ``said`` hold ``keyword`` (one word or a phrase) as whole consecutive words."""
-    key = words(keyword)
-    return bool(key) and any(said[i:i + len(key)] == key for i in range(len(said) - len(key) + 1))
+def _spans(said: list[str], keyword: str) -> list[int]:
+    """Where ``keyword`` (one word or a phrase) starts in ``said`` as whole consecutive words."""
+    key = word_list(keyword)
+    return [i for i in range(len(said) - len(key) + 1) if key and said[i:i + len(key)] == key]
+
+
+def _named(said: list[str], replies: list[dict]) -> list[tuple[int, int]]:
+    """(position, reply index) of each reply a question names, by the first place one of its keywords occurs."""
+    named = []
+    for i, reply in enumerate(replies):
+        where = [at for w in reply["when"] for at in _spans(said, w)]
+        if where:
+            named.append((min(where), i))
+    return sorted(named)
 
 
 def asked(text: str, replies: list[dict]) -> list[int]:
-    """Indices of the replies that a question of ``text`` asks about, one reply per question at most."""
-    due: list[int] = []
+    """Indices of the replies that the questions of ``text`` ask about (rules 1-3 of the module doc)."""
+    due: set[int] = set()
     for said in questions(text):
-        about = [i for i, r in enumerate(replies) if any(mentions(said, w) for w in r["when"])]
-        if len(about) == 1 and about[0] not in due:
-            due.append(about[0])
+        named = _named(said, replies)
+        joined = all(JOINERS.intersection(said[a + 1:b]) for (a, _), (b, _) in zip(named, named[1:]))
+        if joined:
+            due.update(i for _, i in named)
     return sorted(due)
 
 

@@ -21,9 +21,10 @@ from mua.harness.interfaces import (
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Finding, Message, Score, Task, task_context
+from mua.harness.user_facts import UserFacts
 from mua.harness.users import SimulatedUser
 
-from . import gold, ground_truth, official, scoring
+from . import gold, ground_truth, official, scoring, user_facts
 from .domain import Tau2Domain
 from .environment import Tau2Environment
 from .findings import Checks, Tau2Findings
@@ -234,5 +235,13 @@ class Tau2Benchmark(Benchmark):
         return ground_truth.end_state_diff(self._domain(task), task, messages)
 
     # -- official results -----------------------------------------------------------------------------------
+    def user_facts(self, task: Task) -> Optional[UserFacts]:
+        """Identifiers and the name found in the scenario's prose (heuristic; see ``user_facts.py``)."""
+        return user_facts.user_facts(task)
+
+    def done_at(self, task: Task, messages: list[Message]) -> Optional[int]:
+        domain = self._domain(task)
+        return user_facts.done_at(domain, task, messages, self._gold_fingerprint(domain, task))
+
     def read_official(self, path: Path) -> Optional[Iterable[ReplayItem]]:
         return official.read_results(path)

@@ -15,7 +15,7 @@ DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a s
                "benchmarks (see `mua eval --help`).")
 
 COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "train", "sft", "export", "model",
-            "tasks", "play", "sweep")
+            "tasks", "play", "sweep", "users")
 
 
 class _Parser(argparse.ArgumentParser):

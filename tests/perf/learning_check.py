@@ -335,7 +335,10 @@ def check_budgets(policy: Path, name: str, args) -> None:
                                  Budget(args.max_turn_tokens, 4 * args.max_turn_tokens),
                                  getattr(AutoConfig.from_pretrained(policy), "max_position_embeddings", None))
         print(f"learning check: pack {name}: {fit.line(f'split {split}')}", flush=True)
+        print(f"learning check: pack {name}: {fit.gold.line(f'of split {split}')}", flush=True)
         if not fit.fits and not args.smoke:  # the smoke's short budgets cut replies on purpose: it proves nothing
+            raise SystemExit(2)
+        if not fit.gold.ok:  # a pack its own gold agent fails cannot teach anything: stop before training
             raise SystemExit(2)
 
 

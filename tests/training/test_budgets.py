@@ -21,7 +21,7 @@ def test_fits_and_misfits_are_named(tiny_tokenizer, stop_ids):
     bench = PackBenchmark(BOOKINGS)
     tasks = bench.load_tasks("tasks", "train")[:6]
     fit = check_gold_budgets(bench, tasks, tiny_tokenizer, stop_ids, Budget(64, 256))
-    assert fit.fits and fit.checked == 6
+    assert fit.fits and fit.checked == 6 and fit.gold.line() == "gold 6 of 6"
     assert fit.line("split train") == ("all 6 gold conversations of split train fit the token budgets "
                                        "(max_turn_tokens 64, max_completion_tokens 256)")
     short = check_gold_budgets(bench, tasks, tiny_tokenizer, stop_ids, Budget(8, 256))
@@ -48,6 +48,7 @@ def test_mua_train_names_the_gold_conversations_that_do_not_fit(tiny_checkpoint,
     assert code == 0, err[-2000:]
     assert ("mua train: warning: 2 of 2 gold conversations of split train do not fit the token budgets "
             "(max_turn_tokens 8, max_completion_tokens") in err
+    assert "mua train: gold 2 of 2 of split train\n" in err  # the gold agent still passes with the current user
 
 
 @pytest.mark.parametrize("pack,turn", [("bookings", 64), ("refills", 96), ("appointments", 96)])

@@ -74,16 +74,28 @@ def test_the_user_says_only_what_is_asked():
 
 
 def test_keyword_stuffing_is_not_asking():
-    """Listing the keywords, or saying them outside a question, gets no answer: the user stops, nothing is booked
-    from its answers. The gold agent (one question per fact) passes every task (test_gold_agent_passes_every_task)."""
+    """Listing the keywords, saying them outside a question, or in template questions (a question word plus a bare
+    keyword) gets no answer: the user stops, nothing is booked from its answers. The gold agent passes every task
+    (test_gold_agent_passes_every_task)."""
     bench = PackBenchmark(EXAMPLE)
     tasks = bench.load_tasks("tasks", "test")
     for text in ("name sit time?", "Name? Sit? Time?", "What name sit time?", "Have a nice time. Your name, sit.",
-                 "What is your name, where would you like to sit, and at what time?"):
+                 "Is name? Is sit? Is time?", "What name? What time? Where sit?", "What is your name sit time?"):
         for task in tasks:
             result = play(bench, task, ScriptedAgent([[Message(role="assistant", content=text)]]))
             assert [m.content for m in result.messages if m.role == "user"][1:] == ["###STOP###"], (text, task.id)
             assert result.score.reward == 0.0
+
+
+def test_a_natural_compound_question_gets_each_fact_it_names():
+    bench = PackBenchmark(EXAMPLE)
+    for task in bench.load_tasks("tasks", "test")[:40]:
+        say = {r["when"][0]: r["say"] for r in task.scenario["replies"]}
+        for text, facts in (("Could you tell me your name and what time you want?", ("name", "time")),
+                            ("What is your name, where would you like to sit, and at what time?",
+                             ("name", "sit", "time"))):
+            result = play(bench, task, ScriptedAgent([[Message(role="assistant", content=text)]]))
+            assert [m.content for m in result.messages if m.role == "user"][1] == " ".join(say[f] for f in facts)
 
 
 def test_opening_only_user_stops_after_the_opening():
