@@ -8,16 +8,16 @@ One command, from the bookings example pack (the smallest):
   2. lessons on its train split (benchmarks/pack/user_lessons.py: those phrasings, one to three facts a turn, and
      messages that ask for nothing, answered with no fact) as `mua export --role user` rows, OUT/lessons.jsonl;
   3. the tiny model (`mua model tiny`) fine-tuned on them with `mua sft` (OUT/user-model), timed: wall and CPU;
-  4. the suite, on the pack's test split (tasks never trained on), each message the agent's first question after
-     the opening: natural questions never seen in training (:data:`HELD_OUT`: one fact, or two or three in one
-     sentence), and messages that ask for nothing (:data:`STUFFED`: keyword stuffing and template questions,
-     the issue's examples among them, and small talk). The trained user (played through the pack's
-     ``simulated_user``, the local checkpoint as `--user-model` loads it, batched) and the scripted user answer
-     each; a fact is given when the reply holds the reply's ``say`` (case and final punctuation aside).
+  4. the adversarial user suite (harness/user_suite.py, the pack's user_suite.json) on the pack's test split (tasks
+     never trained on): natural questions never seen in training (families paraphrase and compound: one fact, or
+     two or three in one sentence), and messages that ask for nothing (stuffing, template, chatter). The trained
+     user (the pack's ``simulated_user`` on the local checkpoint as `--user-model` loads it, batched, shown the
+     agent's greeting first as in an episode) and the scripted user answer each case.
 
-It prints, per user: natural questions answered with exactly the asked facts; messages asking nothing that got a
-fact. Exit 0 when the trained user answers >= 95% of the natural questions right, gives a fact to <= 5% of the
-other messages, and trained in under 600 s wall; 1 when a target is missed; 2 for a bad flag.
+It prints, per user: held-out natural questions answered with exactly the asked facts; stuffed or template
+messages that got a fact; then every family. Exit 0 when the trained user answers >= 95% of the natural questions
+right, gives a fact to <= 5% of the stuffed and template messages, and trained in under 600 s wall; 1 when a
+target is missed; 2 for a bad flag.
 
     python tests/perf/user_model_check.py --out /tmp/user-check
     python tests/perf/user_model_check.py --out /tmp/user-check --user-model /tmp/user-check/user-model  # measure only
@@ -25,14 +25,11 @@ other messages, and trained in under 600 s wall; 1 when a target is missed; 2 fo
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
-import re
 import shutil
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
@@ -40,56 +37,23 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
 BOOKINGS = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
 
-# The phrasings the pack declares (a reply's ``asks``), by the reply's first keyword: what lessons draw from.
+# The phrasings the pack declares (a reply's ``asks``), by the reply's first keyword: what lessons draw from. None is
+# a natural question of the suite (user_suite.json), which the check refuses to run otherwise.
 TRAIN_ASKS = {
     "name": ["What is your name?", "May I have your name?", "Who is the booking for?", "Could I get your name, please?",
-             "What name should I put the booking under?", "Can you tell me your name?", "Your name, please?",
+             "What name is the table under?", "Can you tell me your name?", "Your name, please?",
              "And what is the name for the reservation?"],
     "sit": ["Where would you like to sit?", "Which table would you prefer?", "Where do you want to be seated?",
-            "Do you have a seating preference?", "What kind of table would you like?",
+            "Any seating wishes?", "What kind of table would you like?",
             "Which area would you like your table in?", "Where would you prefer to sit?",
             "Inside or outside, where do you want your table?"],
     "time": ["At what time?", "What time would you like the table?", "When would you like to come?",
              "What time should I book it for?", "For what time?", "What time works for you?",
              "At what hour would you like to dine?", "When should the table be ready?"],
 }
-# Natural questions none of TRAIN_ASKS holds, by the facts they ask for (keywords of the pack's replies).
-HELD_OUT = {
-    ("name",): ["And your name is?", "Whose name is the reservation under?", "Can I take a name for the booking?",
-                "Who am I speaking with?"],
-    ("sit",): ["Any preference on where you sit?", "Where should we seat you?", "Which spot do you want?",
-               "Would you like a particular table?"],
-    ("time",): ["What hour suits you?", "When should we expect you?", "What time are you planning to arrive?",
-                "What time do you have in mind?"],
-    ("name", "time"): ["Could you tell me your name and what time you want?",
-                       "What is your name, and when would you like to come?"],
-    ("name", "sit"): ["What's your name, and where would you like to sit?",
-                      "May I have your name and your seating preference?"],
-    ("sit", "time"): ["Where would you like to sit, and at what time?", "Which table and what time would suit you?"],
-    ("name", "sit", "time"): ["Could I have your name, where you would like to sit and the time?"],
-}
-# Messages that ask for nothing: the issue's examples first, then keyword stuffing and template forms, small talk.
-STUFFED = ["Is name? Is sit? Is time?", "What name? What time? Where sit?", "name sit time?", "Name? Sit? Time?",
-           "What name?", "Is time?", "Where sit?", "time, name, sit?", "Name time sit please?", "Which sit? Which time?",
-           "name?", "Any time? Any name?", "Time name?", "What is the weather like today?", "We have a new menu."]
 TARGET_RIGHT, TARGET_LEAK, TARGET_WALL_S = 0.95, 0.05, 600.0
-
-
-@dataclass
-class Figures:
-    """One user's answers on the suite: natural questions answered with exactly the asked facts, and messages
-    asking nothing that got a fact (counts, with an example of each kind of miss)."""
-    right: int = 0
-    natural: int = 0
-    leaked: int = 0
-    stuffed: int = 0
-    wrong_example: str = ""
-    leak_example: str = ""
-
-    def line(self, name: str) -> str:
-        return (f"{name:16} natural questions answered right {self.right}/{self.natural} "
-                f"({self.right / max(1, self.natural):.1%})   messages asking nothing that got a fact "
-                f"{self.leaked}/{self.stuffed} ({self.leaked / max(1, self.stuffed):.1%})")
+NATURAL = ("paraphrase", "compound")  # the suite's held-out natural questions: the right fact, and only it
+REFUSED = ("stuffing", "template")  # keyword-stuffed and template messages: no fact
 
 
 def mua(*argv) -> None:
@@ -162,71 +126,44 @@ def write_corpus(lessons: Path, path: Path) -> None:
                     encoding="utf-8")
 
 
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", " ", text.lower()).strip().rstrip(".!? ")
+class Greeted:
+    """A user shown the agent's greeting first, as in every pack episode (the suite starts at the opening)."""
+
+    def __init__(self, user):
+        self.user, self.usage = user, user.usage
+
+    async def respond(self, messages, tools):
+        from mua.benchmarks.tau2.prompts import FIRST_AGENT_MESSAGE
+        from mua.harness.types import Message
+
+        return await self.user.respond([Message(role="assistant", content=FIRST_AGENT_MESSAGE), *messages], tools)
+
+    def is_stop(self, message) -> bool:
+        return self.user.is_stop(message)
 
 
-def given(reply: str, replies: list[dict]) -> set[str]:
-    """The facts (replies' first keyword) whose ``say`` the reply holds."""
-    said = _norm(reply)
-    return {r["when"][0] for r in replies if _norm(r["say"]) in said}
+def rates(scores: dict, families: tuple[str, ...]) -> tuple[int, int]:
+    """(hits, cases) over ``families``."""
+    return sum(scores[f].hits for f in families if f in scores), sum(scores[f].cases for f in families if f in scores)
 
 
-def suite(tasks) -> list[tuple[object, str, Optional[tuple[str, ...]]]]:
-    """(task, agent message, the facts it asks for; None for a message asking nothing)."""
-    items: list[tuple[object, str, Optional[tuple[str, ...]]]] = []
-    for task in tasks:
-        items += [(task, q, facts) for facts, qs in HELD_OUT.items() for q in qs]
-        items += [(task, m, None) for m in STUFFED]
-    return items
-
-
-async def answers(bench, items, model) -> list[str]:
-    """Each item's reply from the user of the task: the trained model's (``model``) or the scripted user."""
-    from mua.benchmarks.pack.users import opening
-    from mua.benchmarks.tau2.prompts import FIRST_AGENT_MESSAGE
-    from mua.harness.types import Message
-
-    async def one(task, text):
-        user = bench.gold_user(task) if model is None else bench.simulated_user(task, model, seed=0)
-        said = [Message(role="assistant", content=FIRST_AGENT_MESSAGE),
-                Message(role="user", content=opening(task.scenario)), Message(role="assistant", content=text)]
-        reply = await user.respond(said, [])
-        return "" if reply is None else reply.text
-
-    return list(await asyncio.gather(*(one(task, text) for task, text, _ in items)))
-
-
-def score(items, replies: list[str]) -> Figures:
-    f = Figures()
-    for (task, text, facts), reply in zip(items, replies):
-        got = given(reply, task.scenario["replies"])
-        if facts is None:
-            f.stuffed += 1
-            if got:
-                f.leaked += 1
-                f.leak_example = f.leak_example or f"{text!r} -> {reply!r}"
-        else:
-            f.natural += 1
-            if got == set(facts):
-                f.right += 1
-            else:
-                f.wrong_example = f.wrong_example or f"{text!r} -> {reply!r}"
-    return f
-
-
-def measure(pack: Path, model_dir: Path, test_tasks: Optional[int]) -> tuple[Figures, Figures]:
+def measure(pack: Path, model_dir: Path, test_tasks: Optional[int]) -> tuple[dict, dict]:
+    """The suite's scores (harness/user_suite.py) of the trained user and of the scripted user, on the pack's test
+    split; refused when a natural question of the suite is a training phrasing."""
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models import make_chat_model
+    from mua.harness.user_suite import score_user, suite
 
     bench = PackBenchmark(pack)
-    tasks = bench.load_tasks("tasks", "test")[:test_tasks]
-    items = suite(tasks)
-    trained = set(TRAIN_ASKS["name"] + TRAIN_ASKS["sit"] + TRAIN_ASKS["time"])
-    assert not trained & {q for qs in HELD_OUT.values() for q in qs}, "a held-out question is a training phrasing"
+    cases = suite(bench, bench.load_tasks("tasks", "test")[:test_tasks])
+    trained = {q for qs in TRAIN_ASKS.values() for q in qs}
+    seen = sorted({c.message for c in cases if c.family in NATURAL and c.message in trained})
+    if seen or not any(c.family in NATURAL for c in cases):
+        why = f"include training phrasings: {'; '.join(seen)}" if seen else "are missing (no user_suite.json)"
+        raise SystemExit(f"user-model check: the suite's natural questions {why}")
     model = make_chat_model(str(model_dir), max_new_tokens=32, max_batch=64, temperature=0.0)
-    scripted = score(items, asyncio.run(answers(bench, items, None)))
-    learned = score(items, asyncio.run(answers(bench, items, model)))
+    learned = score_user(lambda c: Greeted(bench.simulated_user(c.task, model, seed=0)), cases, concurrency=64)
+    scripted = score_user(lambda c: bench.gold_user(c.task), cases)
     return learned, scripted
 
 
@@ -268,18 +205,23 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"user-model check: trained in {wall:.0f} s wall, {cpu:.0f} s CPU (this process, all threads) "
               f"-> {model}", flush=True)
     learned, scripted = measure(pack, model, args.test_tasks)
-    print(learned.line("trained user"))
-    print(scripted.line("scripted user"))
-    for name, f in (("trained user", learned), ("scripted user", scripted)):
-        if f.wrong_example:
-            print(f"  {name}, a natural question missed: {f.wrong_example}")
-        if f.leak_example:
-            print(f"  {name}, a fact given to a message asking nothing: {f.leak_example}")
+    from mua.harness.user_suite import suite_lines
+
+    for name, scores in (("trained user", learned), ("scripted user", scripted)):
+        right, natural = rates(scores, NATURAL)
+        told, empty = rates(scores, REFUSED)
+        print(f"{name:14} held-out natural questions answered with the right fact {right}/{natural} "
+              f"({right / max(1, natural):.1%}); stuffed or template messages given a fact {told}/{empty} "
+              f"({told / max(1, empty):.1%})")
+        for line in suite_lines(scores, label="    "):
+            print(line)
+    right, natural = rates(learned, NATURAL)
+    told, empty = rates(learned, REFUSED)
     missed = []
-    if learned.right < TARGET_RIGHT * learned.natural:
+    if right < TARGET_RIGHT * natural:
         missed.append(f"natural questions right < {TARGET_RIGHT:.0%}")
-    if learned.leaked > TARGET_LEAK * learned.stuffed:
-        missed.append(f"facts given to messages asking nothing > {TARGET_LEAK:.0%}")
+    if told > TARGET_LEAK * empty:
+        missed.append(f"facts given to stuffed or template messages > {TARGET_LEAK:.0%}")
     if wall is not None and wall > TARGET_WALL_S:
         missed.append(f"training took over {TARGET_WALL_S:.0f} s")
     print("user-model check: " + ("PASS" if not missed else "FAIL: " + "; ".join(missed)))

@@ -1,14 +1,15 @@
-"""tests/perf/user_model_check.py without training: a fact counts when the reply holds its ``say``; a natural
-question is right only with exactly the facts it asks; the check fails (exit 1) when a target is missed, and
-the scripted user's figures are printed beside the trained user's."""
+"""tests/perf/user_model_check.py without training: its training phrasings are none of the suite's natural
+questions, and it fails (exit 1) when a target is missed, with the scripted user's figures printed beside the
+trained user's."""
 import importlib.util
+import json
 import sys
 from pathlib import Path
-from types import SimpleNamespace
+
+from mua.harness.user_suite import FamilyScore
 
 SCRIPT = Path(__file__).resolve().parents[1] / "perf" / "user_model_check.py"
-REPLIES = [{"when": ["name"], "say": "Vera."}, {"when": ["sit"], "say": "A bar table, please."},
-           {"when": ["time"], "say": "At 8 pm."}]
+BOOKINGS = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
 
 
 def load_script():
@@ -19,14 +20,16 @@ def load_script():
     return module
 
 
-def test_facts_are_the_says_a_reply_holds_and_right_means_exactly_the_asked_ones():
+def test_no_training_phrasing_is_a_held_out_question_of_the_suite():
     check = load_script()
-    assert check.given("vera. a bar table, please", REPLIES) == {"name", "sit"}
-    assert check.given("Sorry, I am not sure what you need from me.", REPLIES) == set()
-    task = SimpleNamespace(scenario={"replies": REPLIES})
-    items = [(task, "Who is this?", ("name",)), (task, "And when?", ("time",)), (task, "Is name?", None)]
-    f = check.score(items, ["Vera.", "Vera. At 8 pm.", "Vera."])
-    assert (f.right, f.natural, f.leaked, f.stuffed) == (1, 2, 1, 1)  # the extra fact makes the second wrong
+    held_out = json.loads((BOOKINGS / "user_suite.json").read_text())["facts"]
+    for kind, asks in check.TRAIN_ASKS.items():
+        assert not set(asks) & set(held_out[kind]["paraphrases"]), kind
+
+
+def scores(right: int, told: int) -> dict:
+    return {"paraphrase": FamilyScore("paraphrase", 60, right - 40), "compound": FamilyScore("compound", 40, 40),
+            "stuffing": FamilyScore("stuffing", 50, told), "template": FamilyScore("template", 50, 0)}
 
 
 def test_a_missed_target_exits_1_and_both_users_are_printed(tmp_path, monkeypatch, capsys):
@@ -35,14 +38,15 @@ def test_a_missed_target_exits_1_and_both_users_are_printed(tmp_path, monkeypatc
     model.mkdir()
     (model / "config.json").write_text("{}")
     monkeypatch.setattr(check, "derive_pack", lambda out: out)
-    good, bad = check.Figures(right=96, natural=100, stuffed=100, leaked=5), check.Figures(right=31, natural=100,
-                                                                                              stuffed=100, leaked=40)
-    monkeypatch.setattr(check, "measure", lambda pack, model, n: (good, bad))
+    monkeypatch.setattr(check, "measure", lambda pack, model, n: (scores(96, 5), scores(60, 40)))
     assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 0
     out = capsys.readouterr().out
-    assert "trained user     natural questions answered right 96/100 (96.0%)" in out
-    assert "scripted user    natural questions answered right 31/100" in out and "PASS" in out
-    monkeypatch.setattr(check, "measure", lambda pack, model, n: (check.Figures(right=96, natural=100, stuffed=100,
-                                                                                leaked=6), bad))
+    assert "trained user   held-out natural questions answered with the right fact 96/100 (96.0%); stuffed or " \
+           "template messages given a fact 5/100 (5.0%)" in out
+    assert "scripted user  held-out natural questions answered with the right fact 60/100" in out and "PASS" in out
+    monkeypatch.setattr(check, "measure", lambda pack, model, n: (scores(96, 6), scores(60, 40)))
     assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 1
-    assert "FAIL: facts given to messages asking nothing > 5%" in capsys.readouterr().out
+    assert "FAIL: facts given to stuffed or template messages > 5%" in capsys.readouterr().out
+    monkeypatch.setattr(check, "measure", lambda pack, model, n: (scores(94, 0), scores(60, 40)))
+    assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 1
+    assert "FAIL: natural questions right < 95%" in capsys.readouterr().out
