@@ -43,13 +43,18 @@ class SimulatedUser(User):
         self.usage = Usage()
         self.requests = 0
 
+    def view(self, messages: list[Message]) -> list[Message]:
+        """The conversation as the user model is asked to continue it (``mua export --role user`` writes the same
+        view, so a user model is trained on what it is later shown)."""
+        return user_view(self.system_prompt, messages)
+
     def next_seed(self) -> Optional[int]:
         """The seed of the user model's next request in this episode."""
         self.requests += 1
         return None if self.seed is None else turn_seed(self.seed, self.requests - 1)
 
     async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
-        reply, usage = await self.model.chat(user_view(self.system_prompt, messages), tools or None,
+        reply, usage = await self.model.chat(self.view(messages), tools or None,
                                              seed=self.next_seed())
         self.usage.add(usage)
         return Message(role="user", content=reply.content, tool_calls=reply.tool_calls)

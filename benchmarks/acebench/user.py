@@ -60,7 +60,7 @@ class AceSimulatedUser(SimulatedUser):
         self.greeting = greeting
         self._stopping: Optional[Message] = None
 
-    def simulator_view(self, messages: list[Message]) -> list[Message]:
+    def view(self, messages: list[Message]) -> list[Message]:
         view = [Message(role="system", content=self.system_prompt), Message(role="user", content=self.greeting)]
         for m in messages:
             if m.role == "user":  # upstream (multi_turn/APIModel_user.py) keeps its own replies as "system"
@@ -72,7 +72,7 @@ class AceSimulatedUser(SimulatedUser):
     async def respond(self, messages: list[Message], tools: list[ToolSpec]) -> Optional[Message]:
         if agent_finished(messages):
             return None
-        reply, usage = await self.model.chat(self.simulator_view(messages), None, seed=self.next_seed())
+        reply, usage = await self.model.chat(self.view(messages), None, seed=self.next_seed())
         self.usage.add(usage)
         message = Message(role="user", content=reply.content)
         if FINISH in message.text and dialogue_length(messages) - 1 > 1:

@@ -98,9 +98,12 @@ class PackBenchmark(Tau2Benchmark):
         """pack.json's ``user_model`` (a checkpoint path resolved against the pack folder, or a model name)."""
         return self.pack.user_model
 
+    def user_prompt(self, task: Task) -> str:
+        """The LLM user's system prompt: the pack's guidelines and the task's scenario."""
+        return f"{self.pack.guidelines}\n\n<scenario>\n{scenario_text(task.scenario)}\n</scenario>"
+
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
-        prompt = f"{self.pack.guidelines}\n\n<scenario>\n{scenario_text(task.scenario)}\n</scenario>"
-        return SimulatedUser(model, prompt, stop_markers=USER_STOP_MARKERS, seed=seed)
+        return SimulatedUser(model, self.user_prompt(task), stop_markers=USER_STOP_MARKERS, seed=seed)
 
     def gold_agent(self, task: Task) -> Agent:
         if task.scenario.get("replies"):

@@ -11,9 +11,11 @@
       splits.json   {split: [task ids]} e.g. {"train": [...], "test": [...]} (optional: then --all-tasks)
       user_guidelines.md   optional: the LLM user simulator's guidelines (default: the adapter's own)
 
-A task's ``user_scenario.replies`` ([{"when": [keywords], "say": text, "ask": question, "after": action_id}])
-drives the offline
-scripted user (``users.py``); a pack whose pack.json says ``"user": "scripted"`` is played with it everywhere.
+A task's ``user_scenario.replies`` ([{"when": [keywords], "say": text, "ask": question, "after": action_id,
+"asks": [questions]}]) drives the offline scripted user (``users.py``); a pack whose pack.json says
+``"user": "scripted"`` is played with it everywhere. ``asks`` (optional) are other phrasings of a question about
+the reply, each asking for it alone: the conversations a user model is trained on draw from them
+(``user_lessons.py``), so that it learns the question rather than a keyword.
 """
 from __future__ import annotations
 
@@ -156,6 +158,10 @@ def _check_replies(scenario: dict, where: str, needed: bool) -> None:
         _object(reply, at)
         _string(reply, "say", at)
         _string(reply, "ask", at, required=False)
+        asks = reply.get("asks", [])
+        if not isinstance(asks, list) or not all(isinstance(a, str) and a.strip() for a in asks):
+            raise _fail(at, "field 'asks' must be a list of questions (non-empty strings), each asking for this "
+                            "reply only")
         when = reply.get("when")
         if not isinstance(when, list) or not when or not all(isinstance(w, str) and w.strip() for w in when):
             raise _fail(at, "field 'when' must be a non-empty list of keywords")

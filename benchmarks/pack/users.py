@@ -172,6 +172,12 @@ class StaticUser(User):
         return any(marker in message.text for marker in USER_STOP_MARKERS)
 
 
+def closing(evaluation: Optional[dict]) -> str:
+    """The gold agent's last message: done, and every communicate_info (as tau2's gold agent states them)."""
+    infos = (evaluation or {}).get("communicate_info") or []
+    return "Done." + (" " + " ".join(infos) if infos else "")
+
+
 def asking_gold_agent(scenario: dict, evaluation: Optional[dict]) -> ScriptedAgent:
     """The gold agent of a conversational task: one turn per reply's question, then the reference actions and a
     final text stating every communicate_info (as tau2's gold agent does). A reply with ``after`` (an action's
@@ -187,7 +193,6 @@ def asking_gold_agent(scenario: dict, evaluation: Optional[dict]) -> ScriptedAge
         if asks:
             turns.append(turn + [Message(role="assistant", content=" ".join(asks))])
             turn = []
-    infos = evaluation.get("communicate_info") or []
-    final = "Done." + (" " + " ".join(infos) if infos else "")
+    final = closing(evaluation)
     turns.append(turn + [Message(role="assistant", content=final)])
     return ScriptedAgent(turns, fallback=final)

@@ -5,6 +5,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..export import ROLES
 from ..outputs import add_overwrite_flag, check_output
 from ..protocol import recorded_data_dir
 from .common import add_data_dir, finite_float
@@ -22,6 +23,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=FORMATS, default="datasets",
                    help="datasets: Hugging Face save_to_disk folder (default); jsonl: one row per line")
     p.add_argument("--min-reward", type=finite_float, help="only episodes with at least this reward (e.g. 1)")
+    p.add_argument("--role", choices=ROLES, default="agent",
+                   help="whose side: agent (default), or user: the user simulator's view (the scenario prompt as the "
+                        "system message, the agent's words as user turns, the user's replies as assistant turns), "
+                        "to train a user model with mua sft")
     add_data_dir(p, run=True)
     add_overwrite_flag(p, "--out")
     p.set_defaults(func=run)
@@ -37,10 +42,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"{args.run} is not a mua run (no config.json)")
     bench = open_benchmark(str(config.get("benchmark")), recorded_data_dir(config, args.run, args.data_dir))
     check_output(args.out, flag="--out", overwrite=args.overwrite, inputs=[args.run])
-    rows = export_rows(args.run, bench, args.min_reward)
+    rows = export_rows(args.run, bench, args.min_reward, role=args.role)
     if not rows:
         raise ConfigError(f"{args.run}: no finished episodes" + (f" with reward >= {args.min_reward}"
                                                                  if args.min_reward is not None else ""))
     write_dataset(rows, args.out, args.format)
-    print(f"exported {len(rows)} episodes -> {args.out}")
+    print(f"exported {len(rows)} episodes ({args.role} side) -> {args.out}")
     return 0

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from mua.harness.cli import main
+from mua.harness.errors import ConfigError
 from mua.harness.export import export_rows, user_turns
 from mua.harness.interfaces import AgentPrompt
 from mua.harness.types import Message, ToolCall, ToolSpec
@@ -99,3 +100,49 @@ def test_bfcl_miss_func_exports_the_added_tools(data_dir, tmp_path):
     first, last = set(by_turn[0]), set(by_turn[-1])
     assert first < last  # miss_func: a function is withheld, then offered at a later turn
     assert [t["function"]["name"] for t in json.loads(row["tools"])] == by_turn[-1]
+
+
+BOOKINGS = "benchmarks/pack/examples/bookings"
+
+
+def test_user_side_of_a_pack_run(tmp_path, capsys):
+    """--role user: the user simulator's own view (its scenario prompt, the agent's words as user turns, its
+    replies as assistant turns), the same view SimulatedUser shows the user model."""
+    from mua.benchmarks.pack import PackBenchmark
+    from mua.harness.users import SimulatedUser
+
+    run = tmp_path / "gold"
+    assert main(["eval", "--benchmark", "pack", "--data-dir", BOOKINGS, "--agent", "gold", "--split", "train",
+                 "--limit", "2", "--out", str(run), "--no-progress"]) == 0
+    out = tmp_path / "user.jsonl"
+    assert main(["export", str(run), "--role", "user", "--format", "jsonl", "--out", str(out),
+                 "--data-dir", BOOKINGS]) == 0
+    assert "exported 2 episodes (user side)" in capsys.readouterr().out
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    episodes = {r["task_id"]: r for r in map(json.loads, (run / "episodes.jsonl").read_text().splitlines())}
+    bench = PackBenchmark(BOOKINGS)
+    for row in rows:
+        task = bench.find_task("tasks", row["task_id"])
+        user = bench.simulated_user(task, model=None)  # type: ignore[arg-type]
+        assert isinstance(user, SimulatedUser)
+        said = [Message.from_dict(m) for m in episodes[row["task_id"]]["messages"]]
+        assert [{k: v for k, v in m.items() if v is not None} for m in row["messages"]] == \
+            [m.to_dict() for m in user.view(said)]
+        roles = [m["role"] for m in row["messages"]]
+        assert roles[0] == "system" and "Known info" in row["messages"][0]["content"]
+        assert roles[1:] == ["user", "assistant"] * ((len(roles) - 1) // 2)
+        assert row["messages"][-1]["content"] == "###STOP###"  # the user learns to end a finished conversation
+        assert row["role"] == "user" and row["tools"] == "[]" and row["reward"] == 1.0
+
+
+class ScriptedOnly(CounterBenchmark):
+    def simulated_user(self, task, model, seed=None):
+        return self.gold_user(task)  # as Benchmark's default: a benchmark without a user simulator (BFCL)
+
+
+def test_user_side_of_a_scripted_user_is_one_line(tmp_path):
+    _write_run(tmp_path / "run", [_row("easy", "0", 0, ["one"])])
+    with pytest.raises(ConfigError, match=r"counter/easy: its user is scripted, not a user model"):
+        export_rows(tmp_path / "run", ScriptedOnly(), role="user")
+    (row,) = export_rows(tmp_path / "run", CounterBenchmark(), role="user")  # its user simulator's view
+    assert [m["role"] for m in row["messages"]] == ["system", "user", "assistant", "user"]

@@ -15,6 +15,9 @@ most 20% of conversations; a name there or a pack folder) and each of ``--seeds`
        reward kept (what the responsive user adds);
      - rejection-sampling fine-tuning (RFT): sample episodes from the SFT policy at temperature 1, keep the
        passing ones, SFT on them (the standard non-RL baseline);
+     - with ``--user-model CKPT`` (a trained user simulator, e.g. tests/perf/user_model_check.py's), GRPO with
+       that model as the user in the loop (the pack played with an LLM user, pack.json "user": "llm"), evaluated
+       like every stage with the scripted user;
   4. evaluate every stage on the evaluation split (`--split validation` to tune, `--split test` to report
      once): greedily (one trial) and sampled at temperature 1 (``--sampled-trials`` per task).
 Before any job, the parent builds each pack's gold run and gold dataset (and tokenizer corpus when asked) once
@@ -76,7 +79,8 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples"
 DEFAULT_PACKS = "bookings,refills,appointments,salon"
 BEFORE, SFT, GRPO, STATIC, RFT = ("before SFT", "SFT", "GRPO, user in the loop", "GRPO, static user",
                                   "RFT (rejection sampling)")
-METHODS = (GRPO, STATIC, RFT)  # each compared with SFT, paired over tasks
+MODEL_USER = "GRPO, model user in the loop"  # with --user-model
+METHODS = (GRPO, STATIC, RFT, MODEL_USER)  # each compared with SFT, paired over tasks (those a run has)
 # (candidate, baseline) pairs reported per seed and pooled, greedy and sampled: every method against SFT, then GRPO
 # with the user against the two baselines that share its SFT checkpoint and episode budget
 COMPARISONS = tuple((m, SFT) for m in METHODS) + ((GRPO, RFT), (GRPO, STATIC))
@@ -89,7 +93,7 @@ NOT_SETTINGS = {"out", "jobs", "job", "job_threads", "job_timeout", "packs", "pa
 # Settings added after jobs were recorded without them, with the value those jobs had (digit places came later).
 # RFT's samples were GRPO's budget rounded to whole trials over the train split before they were exactly it.
 SETTINGS_BEFORE_THEY_EXISTED = {"digit_places": 0, "tokenizer_corpus": "builtin", "rft_episodes": "rounded",
-                                "tune_rft_lr": None}
+                                "tune_rft_lr": None, "user_model": None}
 RFT_EPISODES = "exact"  # how RFT's sample count is set (rft_sampling), recorded with every job's settings
 # Episodes generated together (evaluations, RFT samples, GRPO rollouts): a whole GRPO step at once. A row's tokens
 # do not depend on which rows share its batch (same bytes at 8 and 32), so this is speed only: 32 rows decode in
@@ -267,13 +271,16 @@ def teacher_forced_copy(ckpt: Path, args) -> dict[str, float]:
     return {k: hit / n for k, (hit, n) in counts.items()}
 
 
-def grpo(policy: Path, out: Path, args, seed: int, static_user: bool) -> Path:
+def grpo(policy: Path, out: Path, args, seed: int, static_user: bool, user_model: Optional[Path] = None) -> Path:
+    """GRPO from ``policy``: with the scripted user, the static user, or the LLM user played by ``user_model``."""
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.registry import register_benchmark
 
+    pack = args.pack if user_model is None else llm_user_pack(args.pack, out.parent / "pack-llm-user")
     register_benchmark(PackBenchmark, static_user=static_user)
     try:
-        mua("train", "--policy", policy, "--benchmark", "pack", "--data_dir", args.pack, "--split", "train",
+        mua("train", "--policy", policy, "--benchmark", "pack", "--data_dir", pack, "--split", "train",
+            *(["--user_model", user_model] if user_model else []),
             "--output_dir", out, "--no-resume", "--max_steps", args.grpo_steps, "--num_generations", args.group,
             "--batch_size", args.batch, "--learning_rate", args.grpo_lr, "--max_turn_tokens", args.max_turn_tokens,
             "--max_completion_tokens", 4 * args.max_turn_tokens, "--save_steps", 10**6, "--no-progress",
@@ -282,6 +289,15 @@ def grpo(policy: Path, out: Path, args, seed: int, static_user: bool) -> Path:
             *(["--limit", args.train_tasks] if args.train_tasks else []))
     finally:
         register_benchmark(PackBenchmark)
+    return out
+
+
+def llm_user_pack(pack: Path, out: Path) -> Path:
+    """A copy of ``pack`` whose user is an LLM (pack.json "user": "llm"; its scripted replies stay for gold runs)."""
+    if not out.exists():
+        shutil.copytree(pack, out, ignore=shutil.ignore_patterns("__pycache__"))
+        meta = json.loads((out / "pack.json").read_text(encoding="utf-8"))
+        write_atomically(out / "pack.json", json.dumps({**meta, "user": "llm"}))
     return out
 
 
@@ -424,6 +440,10 @@ def one_seed(seed: int, args) -> Seed:
         result.grpo_dirs[STATIC] = grpo(sft, folder / "grpo-static", args, seed, static_user=True)
         result.stages[STATIC] = stage(folder / "grpo-static", "grpo-static", folder, args)
         result.stages[RFT] = stage(rft(sft, folder, args, seed), "rft", folder, args)
+    if args.user_model is not None:
+        result.grpo_dirs[MODEL_USER] = grpo(sft, folder / "grpo-model-user", args, seed, static_user=False,
+                                            user_model=args.user_model)
+        result.stages[MODEL_USER] = stage(folder / "grpo-model-user", "grpo-model-user", folder, args)
     return result
 
 
@@ -753,6 +773,9 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="tune RFT's learning rate on the validation split (refused with --split test): per seed, SFT "
                          "then RFT at each rate from the same samples, no GRPO; the report names the rate with the "
                          "best sampled pass^1, to give as --rft-lr (docs/learning.md)")
+    ap.add_argument("--user-model", type=Path, default=None, metavar="CKPT",
+                    help="also GRPO with this user model in the loop (a checkpoint folder, e.g. the one "
+                         "tests/perf/user_model_check.py trains), beside the scripted user")
     args = ap.parse_args(argv)
     if args.seeds is None:
         args.seeds = 1 if args.smoke else BEAT_SEEDS
@@ -770,6 +793,10 @@ def parse_args(argv: Optional[list[str]] = None):
     args.pack = None  # a job's own pack folder, set when it runs
     if args.policy is not None:
         args.policy = args.policy.resolve()
+    if args.user_model is not None:
+        if not (args.user_model / "config.json").is_file():
+            refuse(f"--user-model: {args.user_model} is not a checkpoint folder")
+        args.user_model = args.user_model.resolve()
     if args.smoke:
         args.sft_steps, args.grpo_steps, args.group, args.batch, args.sft_batch = 2, 2, 2, 2, 2
         args.train_tasks, args.eval_tasks, args.max_turn_tokens, args.sampled_trials = 4, 4, 24, 2

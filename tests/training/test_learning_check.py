@@ -809,3 +809,29 @@ def test_tuning_reports_the_rate_with_the_best_sampled_score(tmp_path, capsys):
         s.stages[check.rft_stage(1e-2)] = s.stages[check.rft_stage(3e-4)]
     assert check.tuned(seeds, [1e-4, 3e-4, 1e-2])[1] is None
     assert check.tuned(seeds, [1e-4, 3e-4, 1e-2, 1e-3])[1] is None  # a lower rate after the tie keeps it tied
+
+
+def test_the_model_user_arm_trains_against_the_user_model_on_an_llm_user_copy(tmp_path, monkeypatch, capsys):
+    """--user-model CKPT adds "GRPO, model user in the loop": `mua train` on a copy of the pack whose user is an LLM,
+    played by CKPT, then evaluated as every stage; without it, no such arm. A folder that is no checkpoint: exit 2."""
+    check = load_script()
+    calls = []
+    monkeypatch.setattr(check, "mua", lambda *argv: calls.append([str(a) for a in argv]))
+    monkeypatch.setattr(check, "teacher_forced_copy", lambda ckpt, args: {})
+    monkeypatch.setattr(check, "episodes", lambda run: [])
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "config.json").write_text("{}")
+    args = check.parse_args(["--out", str(tmp_path / "out"), "--smoke", "--no-baselines", "--user-model", str(user)])
+    args.pack, args.out = SCRIPT.parents[2] / "benchmarks/pack/examples/bookings", tmp_path / "out" / "bookings"
+    result = check.one_seed(0, args)
+    assert check.MODEL_USER in result.stages and check.MODEL_USER in check.METHODS
+    plain, modelled = [a for a in calls if a[0] == "train"]
+    assert "--user_model" not in plain
+    assert modelled[modelled.index("--user_model") + 1] == str(user.resolve())
+    copy = Path(modelled[modelled.index("--data_dir") + 1])
+    assert json.loads((copy / "pack.json").read_text())["user"] == "llm" and (copy / "tasks.json").is_file()
+    assert check.parse_args([]).user_model is None
+    with pytest.raises(SystemExit) as stop:
+        check.parse_args(["--user-model", str(tmp_path)])
+    assert stop.value.code == 2 and "--user-model: " in capsys.readouterr().err

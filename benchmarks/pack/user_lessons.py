@@ -1,0 +1,84 @@
+"""Conversations that teach a user model a pack's questions: what a user simulator is trained on with ``mua sft``
+(``lesson_rows`` writes them in the shape ``mua export --role user`` writes).
+
+A lesson is a conversation of one task as the runner records it: the agent's greeting, the scenario's opening,
+then agent turns that ask for the scenario's replies and the user's answers, the agent's closing and the user's
+###STOP###. Each question is one of the reply's declared phrasings (its ``asks``; a reply without any is left out),
+drawn at random, one to all replies per turn, so the user model sees many phrasings of one question and learns the
+question rather than a keyword. Some turns are preceded by a message that asks for nothing: the replies' keywords
+stuffed into a list or into bare template questions (``Is name? What time?``), or small talk.
+The user answers those with :data:`CLARIFY` and gives no fact, so it learns that a keyword is not a question.
+The labels come from the declarations (which reply a phrasing asks for), not from a keyword matcher."""
+from __future__ import annotations
+
+import random
+from typing import Optional
+
+from mua.harness.export import user_columns
+from mua.harness.types import Message, Task
+from mua.harness.users import user_view
+
+from ..tau2.prompts import FIRST_AGENT_MESSAGE, STOP
+from .users import closing, opening
+
+CLARIFY = "Sorry, I am not sure what you need from me."
+# Bare template questions over the replies' keywords: what keyword stuffing looks like in question form.
+TEMPLATE_WORDS = ("is", "what", "which", "where", "when", "any", "your", "the")
+SMALL_TALK = ("Lovely weather today, isn't it?", "Thank you for calling us.", "Did you know we renovated last year?",
+              "One moment, please.", "Our kitchen closes late on weekends.", "How is your day going?")
+# Share of question turns preceded by a message that asks for nothing.
+DECOY_SHARE = 0.3
+
+
+def phrasings(reply: dict) -> list[str]:
+    """The declared questions about one reply (its ``asks``)."""
+    return list(reply.get("asks") or [])
+
+
+def decoy(replies: list[dict], rng: random.Random) -> str:
+    """A message that asks for nothing: keywords stuffed into a list, into bare template questions, or small
+    talk."""
+    keys = [rng.choice(r["when"]) for r in replies]
+    rng.shuffle(keys)
+    keys = keys[:rng.randint(1, len(keys))]
+    kind = rng.randrange(4)
+    if kind == 0:
+        return " ".join(f"{rng.choice(TEMPLATE_WORDS).capitalize()} {k}?" for k in keys)
+    if kind == 1:
+        return " ".join(keys) + "?"
+    if kind == 2:
+        return ", ".join(f"{k}?" for k in keys)
+    return rng.choice(SMALL_TALK)
+
+
+def lesson(scenario: dict, evaluation: Optional[dict], rng: random.Random) -> list[Message]:
+    """One conversation of a task, in the runner's form (agent turns as assistant, user turns as user)."""
+    replies = [r for r in scenario.get("replies") or [] if phrasings(r)]
+    messages = [Message(role="assistant", content=FIRST_AGENT_MESSAGE), Message(role="user", content=opening(scenario))]
+    order = list(range(len(replies)))
+    rng.shuffle(order)
+    while order:
+        turn = order[:rng.randint(1, len(order))]
+        order = order[len(turn):]
+        if rng.random() < DECOY_SHARE:
+            messages += [Message(role="assistant", content=decoy(replies, rng)), Message(role="user", content=CLARIFY)]
+        asked = " ".join(rng.choice(phrasings(replies[i])) for i in turn)
+        said = " ".join(replies[i]["say"] for i in sorted(turn))
+        messages += [Message(role="assistant", content=asked), Message(role="user", content=said)]
+    messages += [Message(role="assistant", content=closing(evaluation)), Message(role="user", content=STOP)]
+    return messages
+
+
+def lesson_rows(bench, tasks: list[Task], per_task: int, seed: int) -> list[dict]:
+    """``per_task`` lessons of each task as training rows, in the shape ``mua export --role user`` writes (the user
+    simulator's view of the pack, ``bench`` a ``PackBenchmark``); the same seed gives the same rows."""
+    rows = []
+    for task in tasks:
+        prompt = bench.user_prompt(task)
+        for k in range(per_task):
+            rng = random.Random(f"{seed}/{task.id}/{k}")
+            view = user_view(prompt, lesson(task.scenario, task.evaluation, rng))
+            rows.append({"benchmark": bench.name, "subset": task.subset, "task_id": task.id, "role": "user",
+                         "trial": k, "split": task.split, **user_columns(view, "[]"), "reward": None,
+                         "termination": "user_stop"})
+    return rows

@@ -1,0 +1,65 @@
+"""Lessons for a user model: each question is a declared phrasing and is answered with exactly the facts it asks
+for; a message asking for nothing is answered with no fact; the same seed gives the same rows; a bad ``asks`` is a
+one-line data error."""
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mua.benchmarks.pack import PackBenchmark
+from mua.benchmarks.pack.user_lessons import CLARIFY, lesson, lesson_rows
+from mua.harness.errors import DataError
+
+BOOKINGS = Path(__file__).resolve().parents[3] / "benchmarks/pack/examples/bookings"
+ASKS = {"name": ["What is your name?", "Who is the booking for?"], "sit": ["Where would you like to sit?"],
+        "time": ["When would you like to come?", "At what time?"]}
+
+
+def scenario() -> dict:
+    return {"instructions": {"reason_for_call": "A table, please."},
+            "replies": [{"when": [k], "say": say, "asks": ASKS[k]}
+                        for k, say in (("name", "Vera."), ("sit", "A bar table."), ("time", "At 8 pm."))]}
+
+
+def test_each_question_gets_the_facts_it_asks_for_and_a_decoy_none():
+    says = {r["when"][0]: r["say"] for r in scenario()["replies"]}
+    asked_by = {q: k for k, qs in ASKS.items() for q in qs}
+    decoys = 0
+    for seed in range(40):
+        messages = lesson(scenario(), None, random.Random(seed))
+        assert [m.role for m in messages[:2]] == ["assistant", "user"] and messages[-1].content == "###STOP###"
+        given = []
+        for ask, answer in zip(messages[2:-2:2], messages[3:-2:2]):
+            if answer.content == CLARIFY:  # a message asking nothing: no declared phrasing in it
+                decoys += 1
+                assert not any(q in ask.content for q in asked_by)
+                continue
+            facts = [asked_by[q] for q in asked_by if q in ask.content]
+            assert answer.content == " ".join(says[k] for k in ("name", "sit", "time") if k in facts)
+            given += facts
+        assert sorted(given) == ["name", "sit", "time"]  # every fact asked once
+    assert decoys > 0
+
+
+def test_rows_are_the_user_view_and_reproducible(tmp_path):
+    pack = tmp_path / "pack"
+    shutil.copytree(BOOKINGS, pack, ignore=shutil.ignore_patterns("__pycache__", "generate.py"))
+    tasks = json.loads((pack / "tasks.json").read_text())[:3]
+    for t in tasks:
+        for r in t["user_scenario"]["replies"]:
+            r["asks"] = ASKS[r["when"][0]]
+    (pack / "tasks.json").write_text(json.dumps(tasks))
+    (pack / "splits.json").write_text(json.dumps({"train": [t["id"] for t in tasks]}))
+    bench = PackBenchmark(pack)
+    rows = lesson_rows(bench, bench.load_tasks("tasks", "train"), 2, seed=0)
+    assert len(rows) == 6 and rows == lesson_rows(bench, bench.load_tasks("tasks", "train"), 2, seed=0)
+    first = rows[0]["messages"]
+    assert first[0]["role"] == "system"
+    assert first[0]["content"] == bench.user_prompt(bench.find_task("tasks", "book-000"))
+    assert first[1]["role"] == "user" and first[2]["role"] == "assistant"  # the agent speaks as the user turn
+    tasks[0]["user_scenario"]["replies"][0]["asks"] = ["fine", ""]
+    (pack / "tasks.json").write_text(json.dumps(tasks))
+    with pytest.raises(DataError, match=r"replies\[0\]: field 'asks' must be a list of questions"):
+        PackBenchmark(pack).load_tasks("tasks")

@@ -1,0 +1,232 @@
+"""The user-model check: can a tiny user simulator, trained on a CPU in under 10 minutes, answer natural questions
+it never saw with the right fact, and refuse keyword-stuffed and template messages? With the scripted user's
+figures on the same messages beside it.
+
+One command, from the bookings example pack (the smallest):
+  1. a copy of the pack whose replies declare several phrasings each (``asks``, :data:`TRAIN_ASKS`) and whose
+     user is an LLM (pack.json ``"user": "llm"``), in OUT/pack;
+  2. lessons on its train split (benchmarks/pack/user_lessons.py: those phrasings, one to three facts a turn, and
+     messages that ask for nothing, answered with no fact) as `mua export --role user` rows, OUT/lessons.jsonl;
+  3. the tiny model (`mua model tiny`) fine-tuned on them with `mua sft` (OUT/user-model), timed: wall and CPU;
+  4. the adversarial user suite (harness/user_suite.py, the pack's user_suite.json) on the pack's test split (tasks
+     never trained on): natural questions never seen in training (families paraphrase and compound: one fact, or
+     two or three in one sentence), and messages that ask for nothing (stuffing, template, chatter). The trained
+     user (the pack's ``simulated_user`` on the local checkpoint as `--user-model` loads it, batched, shown the
+     agent's greeting first as in an episode) and the scripted user answer each case.
+
+It prints, per user: held-out natural questions answered with exactly the asked facts; stuffed or template
+messages that got a fact; then every family. Exit 0 when the trained user answers >= 95% of the natural questions
+right, gives a fact to <= 5% of the stuffed and template messages, and trained in under 600 s wall; 1 when a
+target is missed; 2 for a bad flag.
+
+    python tests/perf/user_model_check.py --out /tmp/user-check
+    python tests/perf/user_model_check.py --out /tmp/user-check --user-model /tmp/user-check/user-model  # measure only
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+BOOKINGS = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
+
+# The phrasings the pack declares (a reply's ``asks``), by the reply's first keyword: what lessons draw from. None is
+# a natural question of the suite (user_suite.json), which the check refuses to run otherwise.
+TRAIN_ASKS = {
+    "name": ["What is your name?", "May I have your name?", "Who is the booking for?", "Could I get your name, please?",
+             "What name is the table under?", "Can you tell me your name?", "Your name, please?",
+             "And what is the name for the reservation?"],
+    "sit": ["Where would you like to sit?", "Which table would you prefer?", "Where do you want to be seated?",
+            "Any seating wishes?", "What kind of table would you like?",
+            "Which area would you like your table in?", "Where would you prefer to sit?",
+            "Inside or outside, where do you want your table?"],
+    "time": ["At what time?", "What time would you like the table?", "When would you like to come?",
+             "What time should I book it for?", "For what time?", "What time works for you?",
+             "At what hour would you like to dine?", "When should the table be ready?"],
+}
+TARGET_RIGHT, TARGET_LEAK, TARGET_WALL_S = 0.95, 0.05, 600.0
+NATURAL = ("paraphrase", "compound")  # the suite's held-out natural questions: the right fact, and only it
+REFUSED = ("stuffing", "template")  # keyword-stuffed and template messages: no fact
+
+
+def mua(*argv) -> None:
+    from mua.harness.cli import main
+
+    code = main([str(a) for a in argv])
+    if code != 0:
+        raise SystemExit(f"user-model check: `mua {' '.join(map(str, argv))}` exited {code}")
+
+
+def derive_pack(out: Path) -> Path:
+    """The bookings pack with TRAIN_ASKS declared on its replies and an LLM user (written once)."""
+    pack = out / "pack"
+    if pack.exists():
+        return pack
+    staging = out / "pack.tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(BOOKINGS, staging, ignore=shutil.ignore_patterns("__pycache__", "generate.py"))
+    tasks = json.loads((staging / "tasks.json").read_text(encoding="utf-8"))
+    for task in tasks:
+        for reply in task["user_scenario"]["replies"]:
+            reply["asks"] = TRAIN_ASKS[reply["when"][0]]
+    (staging / "tasks.json").write_text("[\n" + ",\n".join(json.dumps(t) for t in tasks) + "\n]\n", encoding="utf-8")
+    meta = json.loads((staging / "pack.json").read_text(encoding="utf-8"))
+    (staging / "pack.json").write_text(json.dumps({**meta, "user": "llm"}), encoding="utf-8")
+    staging.rename(pack)
+    return pack
+
+
+def write_lessons(pack: Path, path: Path, per_task: int, seed: int) -> int:
+    from mua.benchmarks.pack import PackBenchmark
+    from mua.benchmarks.pack.user_lessons import lesson_rows
+    from mua.harness.export import write_dataset
+
+    bench = PackBenchmark(pack)
+    rows = lesson_rows(bench, bench.load_tasks("tasks", "train"), per_task, seed)
+    write_dataset(rows, path, "jsonl")
+    return len(rows)
+
+
+def train(args, pack: Path) -> tuple[Path, float, float]:
+    """The tiny user model fine-tuned on the lessons; (its folder, wall seconds, CPU seconds of this process)."""
+    lessons = args.out / "lessons.jsonl"
+    count = write_lessons(pack, lessons, args.lessons_per_task, args.seed)
+    print(f"user-model check: {count} lessons -> {lessons}", flush=True)
+    wall, cpu = time.monotonic(), time.process_time()
+    corpus = args.out / "corpus.txt" if args.corpus else None
+    if corpus is not None:
+        write_corpus(lessons, corpus)
+    tiny = args.out / "tiny"
+    mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads, "--layers", args.layers,
+        "--digit-places", 8, "--seed", args.seed, "--overwrite",
+        *(["--sliding-window", args.sliding_window] if args.sliding_window else []),
+        *(["--corpus", corpus] if corpus else []))
+    model = args.out / "user-model"
+    mua("sft", "--policy", tiny, "--dataset", lessons, "--output-dir", model, "--no-resume", "--max-steps", args.steps,
+        "--learning-rate", args.lr, "--batch-size", args.batch, "--seed", args.seed, "--no-progress", "--bf16",
+        "false", "--gradient_checkpointing", "false", "--save-steps", 10**6, "--report-to", "none")
+    return model, time.monotonic() - wall, time.process_time() - cpu
+
+
+def write_corpus(lessons: Path, path: Path) -> None:
+    """The lessons as the tiny chat template renders them: the text the tiny tokenizer also learns its merges from
+    (the pack's words become single tokens, so a conversation is shorter and a name is one token to copy)."""
+    from mua.harness.models.tiny import build_tiny_tokenizer
+
+    tok = build_tiny_tokenizer()
+    rows = [json.loads(line) for line in lessons.read_text(encoding="utf-8").splitlines()]
+    path.write_text("".join(tok.apply_chat_template(r["messages"], tokenize=False) + "\n" for r in rows),
+                    encoding="utf-8")
+
+
+class Greeted:
+    """A user shown the agent's greeting first, as in every pack episode (the suite starts at the opening)."""
+
+    def __init__(self, user):
+        self.user, self.usage = user, user.usage
+
+    async def respond(self, messages, tools):
+        from mua.benchmarks.tau2.prompts import FIRST_AGENT_MESSAGE
+        from mua.harness.types import Message
+
+        return await self.user.respond([Message(role="assistant", content=FIRST_AGENT_MESSAGE), *messages], tools)
+
+    def is_stop(self, message) -> bool:
+        return self.user.is_stop(message)
+
+
+def rates(scores: dict, families: tuple[str, ...]) -> tuple[int, int]:
+    """(hits, cases) over ``families``."""
+    return sum(scores[f].hits for f in families if f in scores), sum(scores[f].cases for f in families if f in scores)
+
+
+def measure(pack: Path, model_dir: Path, test_tasks: Optional[int]) -> tuple[dict, dict]:
+    """The suite's scores (harness/user_suite.py) of the trained user and of the scripted user, on the pack's test
+    split; refused when a natural question of the suite is a training phrasing."""
+    from mua.benchmarks.pack import PackBenchmark
+    from mua.harness.models import make_chat_model
+    from mua.harness.user_suite import score_user, suite
+
+    bench = PackBenchmark(pack)
+    cases = suite(bench, bench.load_tasks("tasks", "test")[:test_tasks])
+    trained = {q for qs in TRAIN_ASKS.values() for q in qs}
+    seen = sorted({c.message for c in cases if c.family in NATURAL and c.message in trained})
+    if seen or not any(c.family in NATURAL for c in cases):
+        why = f"include training phrasings: {'; '.join(seen)}" if seen else "are missing (no user_suite.json)"
+        raise SystemExit(f"user-model check: the suite's natural questions {why}")
+    model = make_chat_model(str(model_dir), max_new_tokens=32, max_batch=64, temperature=0.0)
+    learned = score_user(lambda c: Greeted(bench.simulated_user(c.task, model, seed=0)), cases, concurrency=64)
+    scripted = score_user(lambda c: bench.gold_user(c.task), cases)
+    return learned, scripted
+
+
+def parse_args(argv: Optional[list[str]] = None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=Path("/tmp/user-model-check"))
+    ap.add_argument("--user-model", type=Path, default=None, help="measure this checkpoint; no training")
+    ap.add_argument("--steps", type=int, default=600, help="SFT steps")
+    ap.add_argument("--batch", type=int, default=8, help="lessons per SFT step")
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--lessons-per-task", type=int, default=2)
+    ap.add_argument("--hidden-size", type=int, default=128)
+    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--sliding-window", type=int, default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-corpus", dest="corpus", action="store_false",
+                    help="the tiny tokenizer's merges from its built-in text only (default: also from the lessons)")
+    ap.add_argument("--test-tasks", type=int, default=None, help="test-split tasks in the suite (default: all)")
+    args = ap.parse_args(argv)
+    if min(args.steps, args.batch, args.lessons_per_task) < 1 or args.lr <= 0:
+        print("user-model check: --steps, --batch and --lessons-per-task must be at least 1, --lr above 0",
+              file=sys.stderr)
+        raise SystemExit(2)
+    if args.user_model is not None and not (args.user_model / "config.json").is_file():
+        print(f"user-model check: --user-model {args.user_model} is not a checkpoint folder", file=sys.stderr)
+        raise SystemExit(2)
+    return args
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    pack = derive_pack(args.out)
+    wall = cpu = None
+    model = args.user_model
+    if model is None:
+        model, wall, cpu = train(args, pack)
+        print(f"user-model check: trained in {wall:.0f} s wall, {cpu:.0f} s CPU (this process, all threads) "
+              f"-> {model}", flush=True)
+    learned, scripted = measure(pack, model, args.test_tasks)
+    from mua.harness.user_suite import suite_lines
+
+    for name, scores in (("trained user", learned), ("scripted user", scripted)):
+        right, natural = rates(scores, NATURAL)
+        told, empty = rates(scores, REFUSED)
+        print(f"{name:14} held-out natural questions answered with the right fact {right}/{natural} "
+              f"({right / max(1, natural):.1%}); stuffed or template messages given a fact {told}/{empty} "
+              f"({told / max(1, empty):.1%})")
+        for line in suite_lines(scores, label="    "):
+            print(line)
+    right, natural = rates(learned, NATURAL)
+    told, empty = rates(learned, REFUSED)
+    missed = []
+    if right < TARGET_RIGHT * natural:
+        missed.append(f"natural questions right < {TARGET_RIGHT:.0%}")
+    if told > TARGET_LEAK * empty:
+        missed.append(f"facts given to stuffed or template messages > {TARGET_LEAK:.0%}")
+    if wall is not None and wall > TARGET_WALL_S:
+        missed.append(f"training took over {TARGET_WALL_S:.0f} s")
+    print("user-model check: " + ("PASS" if not missed else "FAIL: " + "; ".join(missed)))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""tests/perf/user_model_check.py without training: its training phrasings are none of the suite's natural
+questions, and it fails (exit 1) when a target is missed, with the scripted user's figures printed beside the
+trained user's."""
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+from mua.harness.user_suite import FamilyScore
+
+SCRIPT = Path(__file__).resolve().parents[1] / "perf" / "user_model_check.py"
+BOOKINGS = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("user_model_check", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_training_phrasing_is_a_held_out_question_of_the_suite():
+    check = load_script()
+    held_out = json.loads((BOOKINGS / "user_suite.json").read_text())["facts"]
+    for kind, asks in check.TRAIN_ASKS.items():
+        assert not set(asks) & set(held_out[kind]["paraphrases"]), kind
+
+
+def scores(right: int, told: int) -> dict:
+    return {"paraphrase": FamilyScore("paraphrase", 60, right - 40), "compound": FamilyScore("compound", 40, 40),
+            "stuffing": FamilyScore("stuffing", 50, told), "template": FamilyScore("template", 50, 0)}
+
+
+def test_a_missed_target_exits_1_and_both_users_are_printed(tmp_path, monkeypatch, capsys):
+    check = load_script()
+    model = tmp_path / "user"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    monkeypatch.setattr(check, "derive_pack", lambda out: out)
+    monkeypatch.setattr(check, "measure", lambda pack, model, n: (scores(96, 5), scores(60, 40)))
+    assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "trained user   held-out natural questions answered with the right fact 96/100 (96.0%); stuffed or " \
+           "template messages given a fact 5/100 (5.0%)" in out
+    assert "scripted user  held-out natural questions answered with the right fact 60/100" in out and "PASS" in out
+    monkeypatch.setattr(check, "measure", lambda pack, model, n: (scores(96, 6), scores(60, 40)))
+    assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 1
+    assert "FAIL: facts given to stuffed or template messages > 5%" in capsys.readouterr().out
+    monkeypatch.setattr(check, "measure", lambda pack, model, n: (scores(94, 0), scores(60, 40)))
+    assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 1
+    assert "FAIL: natural questions right < 95%" in capsys.readouterr().out
