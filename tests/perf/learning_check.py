@@ -794,13 +794,18 @@ def parse_args(argv: Optional[list[str]] = None):
     if args.policy is not None:
         args.policy = args.policy.resolve()
     if args.user_model is not None:
-        if not (args.user_model / "config.json").is_file():
-            refuse(f"--user-model: {args.user_model} is not a checkpoint folder")
-        args.user_model = args.user_model.resolve()
+        args.user_model = checkpoint_folder(args.user_model)
     if args.smoke:
         args.sft_steps, args.grpo_steps, args.group, args.batch, args.sft_batch = 2, 2, 2, 2, 2
         args.train_tasks, args.eval_tasks, args.max_turn_tokens, args.sampled_trials = 4, 4, 24, 2
     return args
+
+
+def checkpoint_folder(path: Path) -> Path:
+    """--user-model's checkpoint, resolved; exit 2 for a folder without a config.json."""
+    if not (path / "config.json").is_file():
+        refuse(f"--user-model: {path} is not a checkpoint folder")
+    return path.resolve()
 
 
 def tuning_rates(text: str, split: str) -> list[float]:
