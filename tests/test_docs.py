@@ -14,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
-NEEDS = {"install": "a fresh virtual environment", "long": "the whole test suite (about 10 minutes)",
+NEEDS = {"install": "a fresh virtual environment", "long": "the whole test suite (about 20 minutes)",
          "terminal": "a person typing", "endpoint": "a model endpoint and its key",
          "runs": "runs of your own models"}
 _MARK = re.compile(r"#\s*needs:\s*([a-z]+)")
