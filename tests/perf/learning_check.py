@@ -93,7 +93,7 @@ NOT_SETTINGS = {"out", "jobs", "job", "job_threads", "job_timeout", "packs", "pa
 # Settings added after jobs were recorded without them, with the value those jobs had (digit places came later).
 # RFT's samples were GRPO's budget rounded to whole trials over the train split before they were exactly it.
 SETTINGS_BEFORE_THEY_EXISTED = {"digit_places": 0, "tokenizer_corpus": "builtin", "rft_episodes": "rounded",
-                                "tune_rft_lr": None, "user_model": None}
+                                "tune_rft_lr": None, "user_model": None, "name_places": 0}
 RFT_EPISODES = "exact"  # how RFT's sample count is set (rft_sampling), recorded with every job's settings
 # Episodes generated together (evaluations, RFT samples, GRPO rollouts): a whole GRPO step at once. A row's tokens
 # do not depend on which rows share its batch (same bytes at 8 and 32), so this is speed only: 32 rows decode in
@@ -376,6 +376,7 @@ def build_tiny(out: Path, seed: int, args, corpus: Optional[Path] = None) -> Pat
     mua("model", "tiny", out, "--hidden-size", args.hidden_size, "--heads", args.heads, "--layers", args.layers,
         "--sliding-window", args.sliding_window, "--seed", seed, *(["--single-digits"] if args.single_digits else []),
         *(["--digit-places", args.digit_places] if args.digit_places else []),
+        *(["--name-places", args.name_places] if args.name_places else []),
         *(["--corpus", corpus] if corpus else []),
         "--overwrite")  # rebuilt on every run (same seed, same bytes)
     return out
@@ -738,7 +739,8 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="2 SFT steps of 2 episodes and 2 GRPO steps on 4 tasks, one seed: runs, proves nothing")
     ap.add_argument("--policy", type=Path, default=None,
                     help="start every seed from this checkpoint instead of the tiny model (the tiny-shape flags "
-                         "--hidden-size, --heads, --sliding-window, --layers, --single-digits, --digit-places are then ignored)")
+                         "--hidden-size, --heads, --sliding-window, --layers, --single-digits, --digit-places, --name-places "
+                         "are then ignored)")
     ap.add_argument("--chat-template", default=None, metavar="hermes|llama3_json|FILE",
                     help="with --policy: the chat template to put on a checkpoint whose own one drops tool use")
     ap.add_argument("--hidden-size", type=int, default=128)
@@ -748,6 +750,8 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--single-digits", action="store_true", help="tiny tokenizer: one token per digit")
     ap.add_argument("--digit-places", type=int, default=8, metavar="N",
                     help="tiny tokenizer: the first N digits of a number as digit-and-place tokens (0: off)")
+    ap.add_argument("--name-places", type=int, default=0, metavar="N",
+                    help="tiny tokenizer: the first N letters of a name as letter-and-place tokens (0: off)")
     ap.add_argument("--tokenizer-corpus", default="builtin", choices=("builtin", "train"),
                     help="tiny tokenizer: merges from its built-in text only (default), or also from the pack's gold "
                          "train conversations (train: their words become tokens and conversations about 40%% "
@@ -1202,7 +1206,10 @@ def behaviour_counts(runs: list[Path], tasks: dict[str, dict]) -> dict[str, list
 
 def copy_lines(seeds: list[Seed], tasks: dict[str, dict]) -> list[str]:
     """Per seed and stage, the teacher-forced copy accuracy per argument, the greedy share of episodes that got
-    that argument right beside it."""
+    that argument right beside it; then per seed and stage, each name or id argument copied exactly in the greedy
+    episodes that made the call (training/copying.py)."""
+    from mua.training.copying import copy_accuracy
+
     lines = []
     for s in seeds:
         for name, shares in s.copied.items():
@@ -1211,6 +1218,11 @@ def copy_lines(seeds: list[Seed], tasks: dict[str, dict]) -> list[str]:
                               for k, v in shares.items())
             lines.append(f" teacher-forced copy, seed {s.seed}, {name}: "
                          f"{cells or 'no argument found in the gold calls'}")
+    evaluations = {t: record.get("evaluation_criteria") for t, record in tasks.items()}
+    for s in seeds if tasks else []:
+        for name, st in s.stages.items():
+            for key, count in copy_accuracy(st.greedy, evaluations).items():
+                lines.append(f" greedy copy, seed {s.seed}, {name}: {count.line(key)}")
     return lines
 
 
