@@ -29,6 +29,7 @@ from mua.harness.seeds import derive_seed
 from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
 
+from .credit import Scorer, TurnRecord, information_gain
 from .policy import BudgetExhausted, StreamPolicy
 from .window import reach, trim_start
 
@@ -68,6 +69,8 @@ class EpisodeOutcome:
     policy_tokens: int = 0  # tokens the policy generated (trained or, with mask_truncated, masked out)
     error: Optional[str] = None
     messages: list[dict] = field(default_factory=list)
+    turn_records: list[TurnRecord] = field(default_factory=list)  # each agent turn's span in completion_ids
+    turn_rewards: list[float] = field(default_factory=list)  # one per turn (training/credit.py); 0.0 by default
 
     @property
     def generated_tokens(self) -> int:
@@ -170,9 +173,11 @@ class EpisodePlayer:
         generated = stream.generated_tokens
         if self.settings.mask_truncated and (truncated or policy.last_reply_cut):
             stream.env_mask = [0] * len(stream.env_mask)
+        turns = [t for t in policy.turn_records if t.end <= len(stream.completion_ids)]
         return EpisodeOutcome(key, stream.prompt_ids, stream.completion_ids, stream.env_mask, stream.logprobs,
                               reward, termination, agent_turns=policy.turns, clipped_turns=policy.clipped_turns,
-                              truncated=truncated, policy_tokens=generated)
+                              truncated=truncated, policy_tokens=generated, turn_records=turns,
+                              turn_rewards=[0.0] * len(turns))
 
     async def play_all(self, jobs: list[tuple[str, int, int]],
                        on_done: Optional[Callable[[], None]] = None) -> list[EpisodeOutcome]:
@@ -206,6 +211,8 @@ def to_trl(outcomes: list[EpisodeOutcome], window_reach: Optional[int] = None) -
         "logprobs": [o.logprobs for o in outcomes],
         "env_mask": [o.env_mask for o in outcomes],
         "episode_reward": [o.reward for o in outcomes],
+        "turn_spans": [[(t.start, t.end) for t in o.turn_records] for o in outcomes],
+        "turn_rewards": [o.turn_rewards for o in outcomes],
         "episode_stats": [{"turns": o.turns, "agent_turns": o.agent_turns, "clipped_turns": o.clipped_turns,
                            "generated_tokens": o.generated_tokens, "truncated": o.truncated,
                            "incomplete": o.incomplete, "passed": o.passed, "policy_tokens": o.policy_tokens,
@@ -244,7 +251,7 @@ def write_samples(path: Path, outcomes: list[EpisodeOutcome], limit: int, step: 
     with path.open("w" if round_no == 0 else "a", encoding="utf-8") as f:
         for o in outcomes[:limit]:
             row = {k: v for k, v in asdict(o).items() if k not in ("prompt_ids", "completion_ids", "env_mask",
-                                                                     "logprobs")}
+                                                                     "logprobs", "turn_records")}
             row["generated_tokens"] = o.generated_tokens
             row["step"], row["round"] = step, round_no
             f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
@@ -252,6 +259,13 @@ def write_samples(path: Path, outcomes: list[EpisodeOutcome], limit: int, step: 
 
 async def _settle(tasks) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def score_turns(outcomes: Sequence[EpisodeOutcome], score: Scorer) -> None:
+    """Each scored episode's turn rewards: the information gain of every turn (training/credit.py)."""
+    for o in outcomes:
+        if o.reward is not None:
+            o.turn_rewards = [information_gain(score, o.prompt_ids, o.completion_ids, t) for t in o.turn_records]
 
 
 def zero_spread(outcomes: Sequence[EpisodeOutcome]) -> bool:
@@ -298,8 +312,10 @@ class RolloutFunc:
     session each; :meth:`close` closes them in that loop (call it when training ends, however it ends)."""
 
     def __init__(self, player: EpisodePlayer, backend_for: Callable[[Any], Any], samples_per_step: int = 4,
-                 progress: bool = True, dynamic_sampling: int = 0, group: int = 0):
+                 progress: bool = True, dynamic_sampling: int = 0, group: int = 0,
+                 info_gain: bool = False):
         self.player, self.backend_for = player, backend_for
+        self.info_gain = info_gain  # turn rewards: the information gain, scored by the backend (else all 0)
         self.samples_per_step, self.progress = samples_per_step, progress
         self.dynamic_sampling, self.group = dynamic_sampling, group  # refill rounds (0: off), episodes per group
         self.refilled = 0  # groups replaced at the last rollout
@@ -404,6 +420,8 @@ class RolloutFunc:
             played = self._run(self._play(jobs, f"step {step + 1}", show))
             if played is not None and self.dynamic_sampling and self.group > 1:
                 played = self._refill(played, prompts, round_id, rank, f"step {step + 1}", show)
+            if played is not None and self.info_gain:
+                score_turns(played, self.backend.score)
         outcomes = played or []
         failed = played is not None and all(o.error is not None for o in outcomes)
         has_tokens = any(o.policy_tokens for o in outcomes)
