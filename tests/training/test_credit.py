@@ -165,3 +165,83 @@ def test_bad_credit_settings_are_refused_naming_the_key(settings, message):
 
     with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace("]", r"\]")):
         TrainConfig(**settings)
+
+
+class ScriptedScoring:
+    """Replies with fixed texts in turn (tests/training/training_fakes.py); scores turns with a live model."""
+
+    def __init__(self, tokenizer, texts: list[str], stop_id: int, model):
+        from training_fakes import ScriptedBackend
+
+        from mua.training.backends import TransformersBackend
+
+        self.replies = ScriptedBackend(tokenizer, texts, stop_id)
+        self.scorer = TransformersBackend(lambda: nullcontext(model), {stop_id}, 0, "cpu")
+        self.generate, self.score, self.session = self.replies.generate, self.scorer.score, self.scorer.session
+
+
+def _recording_trainer():
+    from trl import GRPOTrainer
+
+    class Recording(GRPOTrainer):
+        """Keeps TRL's own episode advantages (before turn credit) and every batch at the loss."""
+        episode_advantages: list = []
+        batches: list = []
+
+        def _generate_and_score_completions(self, inputs):
+            out = super()._generate_and_score_completions(inputs)
+            self.episode_advantages.append((out["advantages"].tolist(), list(self._rollout.last)))
+            return out
+
+        def _compute_loss(self, model, inputs):
+            self.batches.append({k: v.clone() for k, v in inputs.items() if hasattr(v, "clone")})
+            return super()._compute_loss(model, inputs)
+
+    return Recording
+
+
+@pytest.mark.slow
+def test_a_grpo_step_with_turn_credit_and_information_gain_trains_per_turn_advantages(tiny_checkpoint, tmp_path):
+    """One GRPO step on the bookings pack with its scripted user; the policy's replies are scripted (the untrained
+    tiny model's would end every episode at once) and scored by the trainer's tiny model. What reaches the loss is a (batch, completion length) advantage, equal on every row to the per-turn advantages
+    computed from TRL's episode advantage and the episode's information gains, and zero off the generated ids."""
+    import torch
+
+    from mua.benchmarks.pack import PackBenchmark
+    from mua.training.config import TrainConfig
+    from mua.training.grpo import build_trainer
+
+    torch.set_num_threads(1)
+    bench = PackBenchmark(BOOKINGS)
+    cfg = TrainConfig(policy=str(tiny_checkpoint), output_dir=str(tmp_path / "out"), benchmark="pack",
+                      num_generations=2, batch_size=4, max_steps=1, max_turn_tokens=24, max_completion_tokens=200,
+                      max_turns=3, save_steps=10, concurrency=1, progress=False, turn_credit=True, turn_discount=0.9,
+                      info_gain_weight=0.5).validate()
+    trainer, rollout = build_trainer(cfg, bench, bench.load_tasks("tasks", "train")[:2],
+                                     trainer_cls=_recording_trainer())
+    tok = trainer.processing_class
+    rollout.backend_for = lambda tr: ScriptedScoring(tok, ["What is your name?", "A table for Nora then?"],
+                                                     tok.eos_token_id, tr.model)
+    trainer._rollout = rollout
+    trainer.train()
+    (episode_adv, episodes), = trainer.episode_advantages
+    (batch,) = trainer.batches
+    width = batch["completion_ids"].size(1)
+    assert batch["advantages"].shape == batch["completion_ids"].shape  # one advantage per token
+    gains = [g for e in episodes for g, t in zip(e.turn_rewards, e.turn_records) if t.withheld is not None]
+    assert gains and any(g != 0.0 for g in gains)  # turns after a user reply were scored
+    assert all(g == 0.0 for e in episodes for g, t in zip(e.turn_rewards, e.turn_records) if t.withheld is None)
+    expected = batch_token_advantages(episode_adv, [e.turn_records for e in episodes],
+                                      [e.turn_rewards if e.reward is not None else None for e in episodes],
+                                      2, 0.9, 0.5, width)
+    for ep, want in zip(episodes, expected):
+        n = len(ep.completion_ids)
+        row = next(r for r in range(batch["completion_ids"].size(0))
+                   if batch["completion_ids"][r, :n].tolist() == ep.completion_ids
+                   and not batch["completion_mask"][r, n:].any())
+        assert batch["advantages"][row].tolist() == pytest.approx(want, abs=1e-6)
+        off = [i for i in range(width) if i >= n or not ep.env_mask[i]]
+        assert all(batch["advantages"][row, i].item() == 0.0 for i in off)
+    assert any(len(set(a for a in row if a)) > 1 for row in expected)  # turns of one episode differ
+    # every episode scored 0 (no spread, so GRPO's advantages are all 0), yet the turn rewards give a gradient
+    assert episode_adv == [0.0] * 4 and trainer.state.log_history[0]["grad_norm"] > 0
