@@ -100,6 +100,10 @@ class TrainConfig(GRPOConfig, LoraSettings):
                                   "is replaced by a group of a train task not in the batch that has a reward spread, "
                                   "trying up to this many rounds per step (each plays one group per group still "
                                   "without a spread); 0: off", 0)
+    tree_rollouts: int = _help("tree rollouts (TRACE): a group whose episodes all scored the same is replaced by a "
+                               "group that replays the first half of an episode of a group with mixed outcomes and "
+                               "samples the rest (the shared prefix trained once), trying up to this many rounds per "
+                               "step; 0: off", 0)
     turn_credit: bool = _help("step-level credit (StepPO): each agent turn's tokens get their own advantage, the "
                               "outcome's group advantage discounted back from the last turn by turn_discount plus "
                               "info_gain_weight times the group-normalized return of the turn rewards", False)
@@ -192,7 +196,7 @@ class TrainConfig(GRPOConfig, LoraSettings):
         for name in at_least_one:
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("samples_per_step", "stop_after_flat_steps", "dynamic_sampling"):
+        for name in ("samples_per_step", "stop_after_flat_steps", "dynamic_sampling", "tree_rollouts"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.eval_steps is not None and self.eval_steps != int(self.eval_steps):

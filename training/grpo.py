@@ -172,7 +172,8 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     player = EpisodePlayer(bench, tasks, make_policy, make_user or user_factory(bench, cfg), settings,
                            filler_id=pad_id, judge=judge_model(cfg, bench))
     rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step, cfg.progress,
-                          cfg.dynamic_sampling, cfg.num_generations or 0, info_gain=cfg.info_gain_weight > 0)
+                          cfg.dynamic_sampling, cfg.num_generations or 0, info_gain=cfg.info_gain_weight > 0,
+                          tree_rollouts=cfg.tree_rollouts)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
     cls = atomic(trainer_cls or GRPOTrainer)
     if cfg.turn_credit:

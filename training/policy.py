@@ -55,6 +55,9 @@ class StreamPolicy:
         # (the counterfactual of the information-gain turn reward, training/credit.py)
         self.withheld_reply = withheld_reply
         self.turn_records: list[TurnRecord] = []  # each reply's place in the stream
+        # a tree branch's shared prefix (training/tree.py): the generated ids of the first turns, replayed as
+        # context (trained once, in the episode they came from) before the policy samples its own turns
+        self.replay: list[list[int]] = []
         self._withheld: Optional[tuple[int, list[int]]] = None
         self.stop_ids, self.parse, self.budget, self.sampling = set(stop_ids), parse, budget, sampling
         self.seed, self.max_context = seed, max_context
@@ -141,6 +144,11 @@ class StreamPolicy:
         if self.backend is None:
             raise StreamError("this policy only replays a teacher's messages: it has no backend to generate with")
         self._advance(messages, tools)
+        if self.turns < len(self.replay):
+            ids = self.replay[self.turns]
+            self._withheld = None
+            self.live_stream.add_context(ids)
+            return self._reply(ids, messages, bool(ids) and ids[-1] in self.stop_ids), Usage()
         request = GenerationRequest(self.live_stream.ids, self._room(), self.sampling.temperature,
                                     self.sampling.top_p, turn_seed(self.seed, self.turns))
         result = await self.backend.generate(request)

@@ -203,8 +203,9 @@ def _recording_trainer():
 @pytest.mark.slow
 def test_a_grpo_step_with_turn_credit_and_information_gain_trains_per_turn_advantages(tiny_checkpoint, tmp_path):
     """One GRPO step on the bookings pack with its scripted user; the policy's replies are scripted (the untrained
-    tiny model's would end every episode at once) and scored by the trainer's tiny model. What reaches the loss is a (batch, completion length) advantage, equal on every row to the per-turn advantages
-    computed from TRL's episode advantage and the episode's information gains, and zero off the generated ids."""
+    tiny model's would end every episode at once) and scored by the trainer's tiny model. What reaches the loss
+    is a (batch, completion length) advantage, equal on every row to the per-turn advantages computed from TRL's
+    episode advantage and the episode's information gains, and zero off the generated ids."""
     import torch
 
     from mua.benchmarks.pack import PackBenchmark
@@ -216,13 +217,14 @@ def test_a_grpo_step_with_turn_credit_and_information_gain_trains_per_turn_advan
     cfg = TrainConfig(policy=str(tiny_checkpoint), output_dir=str(tmp_path / "out"), benchmark="pack",
                       num_generations=2, batch_size=4, max_steps=1, max_turn_tokens=24, max_completion_tokens=200,
                       max_turns=3, save_steps=10, concurrency=1, progress=False, turn_credit=True, turn_discount=0.9,
-                      info_gain_weight=0.5).validate()
+                      info_gain_weight=0.5, tree_rollouts=1).validate()
     trainer, rollout = build_trainer(cfg, bench, bench.load_tasks("tasks", "train")[:2],
                                      trainer_cls=_recording_trainer())
     tok = trainer.processing_class
     rollout.backend_for = lambda tr: ScriptedScoring(tok, ["What is your name?", "A table for Nora then?"],
                                                      tok.eos_token_id, tr.model)
     trainer._rollout = rollout
+    assert rollout.tree_rollouts == 1  # composes with tree rollouts (no group has mixed outcomes here)
     trainer.train()
     (episode_adv, episodes), = trainer.episode_advantages
     (batch,) = trainer.batches
