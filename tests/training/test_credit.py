@@ -158,6 +158,8 @@ def test_with_the_tiny_model_the_gain_is_exactly_zero_when_the_reply_is_withheld
     ({"turn_discount": 1.5}, "turn_discount must be in (0, 1]"),
     ({"info_gain_weight": -1.0, "turn_credit": True}, "info_gain_weight must be >= 0"),
     ({"info_gain_weight": 0.5}, "info_gain_weight needs turn_credit: true"),
+    ({"info_gain_weight": 0.5, "turn_credit": True, "generation": "vllm_colocate"},
+     "info_gain_weight scores each turn with the trainer's own model: it needs generation: transformers"),
 ])
 def test_bad_credit_settings_are_refused_naming_the_key(settings, message):
     from mua.harness.errors import ConfigError
