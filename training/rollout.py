@@ -31,7 +31,7 @@ from mua.harness.types import Message, Task
 
 from .credit import Scorer, TurnRecord, information_gain
 from .policy import BudgetExhausted, StreamPolicy
-from .tree import Prefix, branch_prefixes, replayed_ids, shares_prefix
+from .tree import Prefix, branch_prefixes, replayed_ids, shares_prefix, zero_spread
 from .window import reach, trim_start
 
 log = logging.getLogger(__name__)
@@ -277,13 +277,6 @@ def score_turns(outcomes: Sequence[EpisodeOutcome], score: Scorer) -> None:
     for o in outcomes:
         if o.reward is not None:
             o.turn_rewards = [information_gain(score, o.prompt_ids, o.completion_ids, t) for t in o.turn_records]
-
-
-def zero_spread(outcomes: Sequence[EpisodeOutcome]) -> bool:
-    """Whether a group's episodes carry no reward spread (every reward the same, failed ones left out): GRPO's
-    advantages are then all zero and the group adds no gradient."""
-    rewards = {o.reward for o in outcomes if o.reward is not None}
-    return len(rewards) <= 1
 
 
 Source = TypeVar("Source")

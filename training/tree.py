@@ -13,10 +13,20 @@ the episode it came from; a branch group without a spread is dropped as well (th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Sequence
+from typing import Optional, Protocol, Sequence
 
-if TYPE_CHECKING:
-    from .rollout import EpisodeOutcome
+from .credit import TurnRecord
+
+
+class Episode(Protocol):
+    """What branching reads of an episode (rollout.py's EpisodeOutcome)."""
+
+    key: str
+    reward: Optional[float]
+    prompt_ids: list[int]
+    completion_ids: list[int]
+    env_mask: list[int]
+    turn_records: list[TurnRecord]
 
 
 @dataclass(frozen=True)
@@ -27,12 +37,17 @@ class Prefix:
     turns: int
 
 
-def branch_prefixes(outcomes: Sequence["EpisodeOutcome"], group: int) -> list[Prefix]:
+def zero_spread(outcomes: Sequence[Episode]) -> bool:
+    """Whether a group's episodes carry no reward spread (every reward the same, failed ones left out): GRPO's
+    advantages are then all zero and the group adds no gradient."""
+    rewards = {o.reward for o in outcomes if o.reward is not None}
+    return len(rewards) <= 1
+
+
+def branch_prefixes(outcomes: Sequence[Episode], group: int) -> list[Prefix]:
     """Where to branch: from every group of ``group`` episodes of one task whose rewards are mixed, each
     scored episode with at least two agent turns of its own, at half its turns; interleaved across groups
     (first episode of every mixed group, then the second, ...) so that the groups share the budget."""
-    from .rollout import zero_spread
-
     per_group = []
     for at in range(0, len(outcomes) - group + 1, group):
         members = outcomes[at:at + group]
@@ -43,12 +58,12 @@ def branch_prefixes(outcomes: Sequence["EpisodeOutcome"], group: int) -> list[Pr
     return [p for rank in range(group) for g in per_group if rank < len(g) for p in g[rank:rank + 1]]
 
 
-def replayed_ids(origin: "EpisodeOutcome", prefix: Prefix) -> list[list[int]]:
+def replayed_ids(origin: Episode, prefix: Prefix) -> list[list[int]]:
     """The generated ids of the prefix's turns, as the branch replays them."""
     return [origin.completion_ids[t.start:t.end] for t in origin.turn_records[:prefix.turns]]
 
 
-def shares_prefix(branch: "EpisodeOutcome", origin: "EpisodeOutcome", prefix: Prefix) -> bool:
+def shares_prefix(branch: Episode, origin: Episode, prefix: Prefix) -> bool:
     """Whether ``branch`` reached exactly the context in which ``origin`` sampled its turn after the prefix
     (the prefix turns and every tool result and user reply between them) and sampled a turn of its own."""
     cut = origin.turn_records[prefix.turns].start
