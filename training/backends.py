@@ -71,6 +71,18 @@ class TransformersBackend:
     async def generate(self, request: GenerationRequest) -> GenerationResult:
         return await self.batcher.submit(request)
 
+    def score(self, context: list[int], target: list[int]) -> list[float]:
+        """Per-token log-probs (temperature 1) of ``target`` after ``context``, inside :meth:`session`."""
+        import torch
+
+        if self._model is None:
+            raise RuntimeError("TransformersBackend.score called outside session()")
+        ids = torch.tensor([context + target], device=self.device)
+        with torch.no_grad():
+            logits = self._model(input_ids=ids).logits[0, len(context) - 1:-1].float()
+        picked = torch.log_softmax(logits, dim=-1).gather(1, ids[0, len(context):, None])
+        return picked[:, 0].tolist()
+
 
 def _finish(ids: list[int], reason: Optional[str], stop_ids: set[int]) -> str:
     return "stop" if reason == "stop" and ids and ids[-1] in stop_ids else "length"

@@ -100,6 +100,19 @@ class TrainConfig(GRPOConfig, LoraSettings):
                                   "is replaced by a group of a train task not in the batch that has a reward spread, "
                                   "trying up to this many rounds per step (each plays one group per group still "
                                   "without a spread); 0: off", 0)
+    tree_rollouts: int = _help("tree rollouts (TRACE): a group whose episodes all scored the same is replaced by a "
+                               "group that replays the first half of an episode of a group with mixed outcomes and "
+                               "samples the rest (the shared prefix trained once), trying up to this many rounds per "
+                               "step; 0: off", 0)
+    turn_credit: bool = _help("step-level credit (StepPO): each agent turn's tokens get their own advantage, the "
+                              "outcome's group advantage discounted back from the last turn by turn_discount plus "
+                              "info_gain_weight times the group-normalized return of the turn rewards", False)
+    turn_discount: float = _help("turn_credit's discount per agent turn, in (0, 1]; 1 with info_gain_weight 0 is "
+                                 "GRPO's advantage on every turn", 1.0)
+    info_gain_weight: float = _help("InfoPO's information-gain turn reward, fused with the outcome at this weight "
+                                    "(needs turn_credit): how much the user's reply raises the log-prob of the "
+                                    "policy's next turn against the same context with the reply withheld; 0: off",
+                                    0.0)
     eval_steps: Optional[float] = _help("every N steps, score the policy on the held-out tasks through `mua "
                                         "eval`'s runner (OUTPUT_DIR/evals/step-N; eval/* rows in metrics.jsonl, "
                                         "plotted in the curves); TRL's eval_strategy 'steps' (default: never)")
@@ -160,6 +173,7 @@ class TrainConfig(GRPOConfig, LoraSettings):
             raise ConfigError("generation: vllm_server needs vllm_server_url (e.g. http://gpu-host:8000)")
         if self.incomplete_scores not in ("drop", "keep"):
             raise ConfigError("incomplete_scores must be 'drop' or 'keep'")
+        self._check_credit()
         if self.loss_type not in LOSS_TYPES:
             raise ConfigError(f"loss_type must be one of {', '.join(LOSS_TYPES)}; got {self.loss_type!r}")
         self._check_sampling()
@@ -182,7 +196,7 @@ class TrainConfig(GRPOConfig, LoraSettings):
         for name in at_least_one:
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1, got {getattr(self, name)}")
-        for name in ("samples_per_step", "stop_after_flat_steps", "dynamic_sampling"):
+        for name in ("samples_per_step", "stop_after_flat_steps", "dynamic_sampling", "tree_rollouts"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"{name} must be >= 0, got {getattr(self, name)}")
         if self.eval_steps is not None and self.eval_steps != int(self.eval_steps):
@@ -190,6 +204,18 @@ class TrainConfig(GRPOConfig, LoraSettings):
         if str(self.eval_strategy) not in ("no", "IntervalStrategy.NO"):
             raise ConfigError("eval_strategy: mua evaluates with eval_steps (the held-out tasks through `mua eval`'s "
                               "runner); set eval_steps: N and leave eval_strategy unset")
+
+    def _check_credit(self) -> None:
+        if not 0 < self.turn_discount <= 1:
+            raise ConfigError(f"turn_discount must be in (0, 1], got {self.turn_discount}")
+        if self.info_gain_weight < 0:
+            raise ConfigError(f"info_gain_weight must be >= 0, got {self.info_gain_weight}")
+        if self.info_gain_weight and not self.turn_credit:
+            raise ConfigError("info_gain_weight needs turn_credit: true (--turn_credit true): the information gain "
+                              "is a per-turn reward")
+        if self.info_gain_weight and self.generation != "transformers":
+            raise ConfigError("info_gain_weight scores each turn with the trainer's own model: it needs "
+                              "generation: transformers")
 
     def _check_sampling(self) -> None:
         if self.temperature <= 0:

@@ -22,6 +22,7 @@ from .backends import TransformersBackend, VllmColocateBackend, VllmServerBacken
 from .budgets import check_gold_budgets
 from .checkpoints import atomic, clear_staging, save_final_model
 from .config import TrainConfig, check_checkpoint_dir, check_user_model, protocol_specs
+from .credit import WITHHELD_REPLY, turn_credit_trainer
 from .evaluation import EVALS_DIR, PeriodicEval, check_eval_plan
 from .lm_head import score_labelled_positions_only
 from .policy import Budget, Sampling, StreamPolicy
@@ -108,8 +109,9 @@ def policy_factory(tokenizer, stop_ids: set[int], cfg: TrainConfig, backend_ref:
     parse = get_parser(parser_for_template(tokenizer.chat_template))
     budget = Budget(cfg.turn_tokens, cfg.max_completion_tokens)
     sampling = Sampling(cfg.temperature, cfg.top_p)
+    withheld = WITHHELD_REPLY if cfg.info_gain_weight > 0 else None
     return lambda seed: StreamPolicy(backend_ref(), tokenizer, suffixer, stop_ids, parse, budget, sampling,
-                                     seed, max_context=max_context)
+                                     seed, max_context=max_context, withheld_reply=withheld)
 
 
 def backend_factory(cfg: TrainConfig, stop_ids: set[int], pad_id: int) -> Callable[[Any], Any]:
@@ -170,9 +172,13 @@ def build_trainer(cfg: TrainConfig, bench: Benchmark, tasks: list[Task], trainer
     player = EpisodePlayer(bench, tasks, make_policy, make_user or user_factory(bench, cfg), settings,
                            filler_id=pad_id, judge=judge_model(cfg, bench))
     rollout = RolloutFunc(player, backend_factory(cfg, stop_ids, pad_id), cfg.samples_per_step, cfg.progress,
-                          cfg.dynamic_sampling, cfg.num_generations or 0)
+                          cfg.dynamic_sampling, cfg.num_generations or 0, info_gain=cfg.info_gain_weight > 0,
+                          tree_rollouts=cfg.tree_rollouts)
     dataset = Dataset.from_dict({"prompt": [task_key(t) for t in tasks]})
-    trainer = atomic(trainer_cls or GRPOTrainer)(
+    cls = atomic(trainer_cls or GRPOTrainer)
+    if cfg.turn_credit:
+        cls = turn_credit_trainer(cls, cfg.turn_discount, cfg.info_gain_weight)
+    trainer = cls(
         model=model, processing_class=tokenizer, reward_funcs=[episode_reward], args=cfg,
         train_dataset=dataset, rollout_func=rollout,
         callbacks=[StepLog(cfg.out, cfg.progress, cfg.stop_after_flat_steps)],

@@ -12,7 +12,7 @@ the episode truncated (the runner loop is not duplicated or bypassed).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 from mua.harness.interfaces import Agent
@@ -25,6 +25,7 @@ from mua.harness.seeds import turn_seed
 from mua.harness.types import Message, ToolSpec, Usage
 
 from .backends import Backend
+from .credit import TurnRecord
 
 
 class BudgetExhausted(Exception):
@@ -48,8 +49,16 @@ class StreamPolicy:
 
     def __init__(self, backend: Optional[Backend], tokenizer, suffixer: TemplateSuffixer, stop_ids: set[int],
                  parse: Callable[[str], ParsedCompletion], budget: Budget, sampling: Sampling, seed: int,
-                 max_context: Optional[int] = None):
+                 max_context: Optional[int] = None, withheld_reply: Optional[str] = None):
         self.backend, self.tokenizer, self.suffixer = backend, tokenizer, suffixer
+        # with a text here, each turn also records its context with the user's reply replaced by this text
+        # (the counterfactual of the information-gain turn reward, training/credit.py)
+        self.withheld_reply = withheld_reply
+        self.turn_records: list[TurnRecord] = []  # each reply's place in the stream
+        # a tree branch's shared prefix (training/tree.py): the generated ids of the first turns, replayed as
+        # context (trained once, in the episode they came from) before the policy samples its own turns
+        self.replay: list[list[int]] = []
+        self._withheld: Optional[tuple[int, list[int]]] = None
         self.stop_ids, self.parse, self.budget, self.sampling = set(stop_ids), parse, budget, sampling
         self.seed, self.max_context = seed, max_context
         self._thinks = template_thinks(getattr(tokenizer, "chat_template", None))
@@ -83,7 +92,13 @@ class StreamPolicy:
         if names != self._tools:  # tools added mid-episode: the template's tools turn comes first (masked)
             system = [m for m in messages[:1] if m.role == "system"]
             tools_turn, self._tools = self.suffixer.tools_turn(system, list(tools or [])), names
-        self.live_stream.add_context(self.suffixer.suffix_ids(messages[self._seen:], self._closed, tools_turn))
+        new = messages[self._seen:]
+        kept = len(self.live_stream.ids)
+        self.live_stream.add_context(self.suffixer.suffix_ids(new, self._closed, tools_turn))
+        replied = [i for i, m in enumerate(new) if m.role == "user" and m.content]
+        if self.withheld_reply is not None and replied:
+            masked = [replace(m, content=self.withheld_reply) if i in replied else m for i, m in enumerate(new)]
+            self._withheld = (kept, self.suffixer.suffix_ids(masked, self._closed, tools_turn))
 
     @property
     def live_stream(self) -> TokenStream:
@@ -118,14 +133,26 @@ class StreamPolicy:
         self._closed = stopped and self.suffixer.closes_turn(ids[-1])
         return reply
 
+    def _record_turn(self, generated: int) -> None:
+        """The coming reply's span in the completion (and its counterfactual context, if one was built)."""
+        start = len(self.live_stream.completion_ids)
+        self.turn_records.append(TurnRecord(start, start + generated, self._withheld))
+        self._withheld = None
+
     async def chat(self, messages: list[Message], tools: Optional[list[ToolSpec]] = None,
                    seed: Optional[int] = None) -> tuple[Message, Usage]:
         if self.backend is None:
             raise StreamError("this policy only replays a teacher's messages: it has no backend to generate with")
         self._advance(messages, tools)
+        if self.turns < len(self.replay):
+            ids = self.replay[self.turns]
+            self._withheld = None
+            self.live_stream.add_context(ids)
+            return self._reply(ids, messages, bool(ids) and ids[-1] in self.stop_ids), Usage()
         request = GenerationRequest(self.live_stream.ids, self._room(), self.sampling.temperature,
                                     self.sampling.top_p, turn_seed(self.seed, self.turns))
         result = await self.backend.generate(request)
+        self._record_turn(len(result.token_ids))
         self.live_stream.add_generated(list(result.token_ids), list(result.logprobs))
         stopped = bool(result.token_ids) and result.token_ids[-1] in self.stop_ids
         reply = self._reply(list(result.token_ids), messages, stopped)
@@ -136,6 +163,7 @@ class StreamPolicy:
         """Teacher forcing: append the template's own ids for ``target`` as if generated (log-prob 0)."""
         self._advance(messages, tools)
         ids = self.suffixer.assistant_ids(target)
+        self._record_turn(len(ids))
         self.live_stream.add_generated(ids, [0.0] * len(ids))
         return self._reply(ids, messages, stopped=True)
 

@@ -16,7 +16,7 @@ import json
 import logging
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from mua.harness.agents import ModelAgent
 from mua.harness.build import Models
@@ -29,7 +29,9 @@ from mua.harness.seeds import derive_seed
 from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
 
+from .credit import Scorer, TurnRecord, information_gain
 from .policy import BudgetExhausted, StreamPolicy
+from .tree import Prefix, branch_prefixes, replayed_ids, shares_prefix, zero_spread
 from .window import reach, trim_start
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,9 @@ class EpisodeOutcome:
     policy_tokens: int = 0  # tokens the policy generated (trained or, with mask_truncated, masked out)
     error: Optional[str] = None
     messages: list[dict] = field(default_factory=list)
+    turn_records: list[TurnRecord] = field(default_factory=list)  # each agent turn's span in completion_ids
+    turn_rewards: list[float] = field(default_factory=list)  # one per turn (training/credit.py); 0.0 by default
+    user_seed: Optional[int] = None  # what a tree branch replays the episode's prefix with (training/tree.py)
 
     @property
     def generated_tokens(self) -> int:
@@ -126,9 +131,18 @@ class EpisodePlayer:
             raise KeyError(f"the training prompts name task {key!r}, which is not among the loaded tasks")
         return self.tasks[key]
 
-    async def play(self, key: str, policy_seed: int, user_seed: int) -> EpisodeOutcome:
+    async def play(self, key: str, policy_seed: int, user_seed: int,
+                   replay: Optional[list[list[int]]] = None) -> EpisodeOutcome:
+        """One episode; ``replay``: the generated ids of its first turns, played as context (a tree branch)."""
+        outcome = await self._episode(key, policy_seed, user_seed, replay or [])
+        outcome.user_seed = user_seed
+        return outcome
+
+    async def _episode(self, key: str, policy_seed: int, user_seed: int,
+                       replay: list[list[int]]) -> EpisodeOutcome:
         task = self.task(key)
         policy = self.make_policy(policy_seed)
+        policy.replay = replay
         user = self.make_user(task, user_seed)
         try:
             result = await run_episode(self.benchmark, task, ModelAgent(policy, seed=policy_seed), user,
@@ -170,11 +184,13 @@ class EpisodePlayer:
         generated = stream.generated_tokens
         if self.settings.mask_truncated and (truncated or policy.last_reply_cut):
             stream.env_mask = [0] * len(stream.env_mask)
+        turns = [t for t in policy.turn_records if t.end <= len(stream.completion_ids)]
         return EpisodeOutcome(key, stream.prompt_ids, stream.completion_ids, stream.env_mask, stream.logprobs,
                               reward, termination, agent_turns=policy.turns, clipped_turns=policy.clipped_turns,
-                              truncated=truncated, policy_tokens=generated)
+                              truncated=truncated, policy_tokens=generated, turn_records=turns,
+                              turn_rewards=[0.0] * len(turns))
 
-    async def play_all(self, jobs: list[tuple[str, int, int]],
+    async def play_all(self, jobs: Sequence[tuple],
                        on_done: Optional[Callable[[], None]] = None) -> list[EpisodeOutcome]:
         slots = asyncio.Semaphore(self.settings.concurrency)
 
@@ -206,6 +222,8 @@ def to_trl(outcomes: list[EpisodeOutcome], window_reach: Optional[int] = None) -
         "logprobs": [o.logprobs for o in outcomes],
         "env_mask": [o.env_mask for o in outcomes],
         "episode_reward": [o.reward for o in outcomes],
+        "turn_spans": [[(t.start, t.end) for t in o.turn_records] for o in outcomes],
+        "turn_rewards": [o.turn_rewards for o in outcomes],
         "episode_stats": [{"turns": o.turns, "agent_turns": o.agent_turns, "clipped_turns": o.clipped_turns,
                            "generated_tokens": o.generated_tokens, "truncated": o.truncated,
                            "incomplete": o.incomplete, "passed": o.passed, "policy_tokens": o.policy_tokens,
@@ -244,7 +262,7 @@ def write_samples(path: Path, outcomes: list[EpisodeOutcome], limit: int, step: 
     with path.open("w" if round_no == 0 else "a", encoding="utf-8") as f:
         for o in outcomes[:limit]:
             row = {k: v for k, v in asdict(o).items() if k not in ("prompt_ids", "completion_ids", "env_mask",
-                                                                     "logprobs")}
+                                                                     "logprobs", "turn_records", "user_seed")}
             row["generated_tokens"] = o.generated_tokens
             row["step"], row["round"] = step, round_no
             f.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
@@ -254,20 +272,24 @@ async def _settle(tasks) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def zero_spread(outcomes: Sequence[EpisodeOutcome]) -> bool:
-    """Whether a group's episodes carry no reward spread (every reward the same, failed ones left out): GRPO's
-    advantages are then all zero and the group adds no gradient."""
-    rewards = {o.reward for o in outcomes if o.reward is not None}
-    return len(rewards) <= 1
+def score_turns(outcomes: Sequence[EpisodeOutcome], score: Scorer) -> None:
+    """Each scored episode's turn rewards: the information gain of every turn (training/credit.py)."""
+    for o in outcomes:
+        if o.reward is not None:
+            o.turn_rewards = [information_gain(score, o.prompt_ids, o.completion_ids, t) for t in o.turn_records]
 
 
-def refill_groups(outcomes: list[EpisodeOutcome], group: int, spare: Sequence[str], rounds: int,
-                  play: Callable[[list[str], int], list[EpisodeOutcome]]) -> tuple[list[EpisodeOutcome], int]:
+Source = TypeVar("Source")
+
+
+def refill_groups(outcomes: list[EpisodeOutcome], group: int, spare: Sequence[Source], rounds: int,
+                  play: Callable[[list[Source], int], list[EpisodeOutcome]]) -> tuple[list[EpisodeOutcome], int]:
     """Dynamic sampling (DAPO): each group of ``group`` consecutive episodes of one task whose rewards have no
-    spread is replaced, in place, by a group of the next task of ``spare`` (tasks not in the batch, in a fixed
-    order) that has a spread; for up to ``rounds`` rounds, each playing one new group per group still without
-    spread (``play(keys, round)`` plays ``group`` episodes of each key, grouped in order). A group no round could
-    replace stays. Returns the batch (same size, same order of groups) and how many groups were replaced."""
+    spread is replaced, in place, by a group of the next source of ``spare`` (tasks not in the batch, in a fixed
+    order; or tree prefixes, training/tree.py) that has a spread; for up to ``rounds`` rounds, each playing one
+    new group per group still without spread (``play(sources, round)`` plays ``group`` episodes of each source,
+    grouped in order). A group no round could replace stays. Returns the batch (same size, same order of groups)
+    and how many groups were replaced."""
     outcomes = list(outcomes)
     starts = [i for i in range(0, len(outcomes) - group + 1, group)
               if len({o.key for o in outcomes[i:i + group]}) == 1]  # a whole group of one task
@@ -298,8 +320,12 @@ class RolloutFunc:
     session each; :meth:`close` closes them in that loop (call it when training ends, however it ends)."""
 
     def __init__(self, player: EpisodePlayer, backend_for: Callable[[Any], Any], samples_per_step: int = 4,
-                 progress: bool = True, dynamic_sampling: int = 0, group: int = 0):
+                 progress: bool = True, dynamic_sampling: int = 0, group: int = 0,
+                 info_gain: bool = False, tree_rollouts: int = 0):
         self.player, self.backend_for = player, backend_for
+        self.tree_rollouts = tree_rollouts  # branch rounds from mixed groups' turn prefixes (0: off)
+        self.branched = 0  # groups replaced by tree branches at the last rollout
+        self.info_gain = info_gain  # turn rewards: the information gain, scored by the backend (else all 0)
         self.samples_per_step, self.progress = samples_per_step, progress
         self.dynamic_sampling, self.group = dynamic_sampling, group  # refill rounds (0: off), episodes per group
         self.refilled = 0  # groups replaced at the last rollout
@@ -341,7 +367,7 @@ class RolloutFunc:
             self._loop = None
             loop.close()
 
-    async def _play(self, jobs: list[tuple[str, int, int]], label: str,
+    async def _play(self, jobs: Sequence[tuple], label: str,
                     show: bool) -> Optional[list[EpisodeOutcome]]:
         """The rollout's episodes, with a progress bar; None when a stop was requested (checked every
         POLL_S: the episodes in flight are cancelled)."""
@@ -389,6 +415,33 @@ class RolloutFunc:
         outcomes, self.refilled = refill_groups(played, self.group, spare, self.dynamic_sampling, play)
         return None if stopped else outcomes
 
+    def _branch(self, played: list[EpisodeOutcome], round_id: str, rank: int, label: str,
+                show: bool) -> Optional[list[EpisodeOutcome]]:
+        """``played`` with its zero-spread groups replaced by tree branches (training/tree.py); None when a stop
+        was requested meanwhile."""
+        seed, first = self.player.settings.seed, list(played)
+        stopped = False
+
+        def play(prefixes: list[Prefix], r: int) -> list[EpisodeOutcome]:
+            nonlocal stopped
+            jobs = [(first[p.episode].key,
+                     derive_seed(seed, "policy", first[p.episode].key, round_id, rank, f"branch {r}", n, i),
+                     first[p.episode].user_seed, replayed_ids(first[p.episode], p))
+                    for n, p in enumerate(prefixes) for i in range(self.group)]
+            got = None if stopped else self._run(self._play(jobs, f"{label}, branch {r + 1}", show))
+            stopped = stopped or got is None
+            branches = got or []
+            for n, p in enumerate(prefixes):  # a group that left the tree anywhere is no branch group
+                members = branches[n * self.group:(n + 1) * self.group]
+                if not all(shares_prefix(b, first[p.episode], p) for b in members):
+                    for b in members:
+                        b.reward = None
+            return branches
+
+        outcomes, self.branched = refill_groups(played, self.group, branch_prefixes(first, self.group),
+                                                self.tree_rollouts, play)
+        return None if stopped else outcomes
+
     def __call__(self, prompts: list[str], trainer) -> dict[str, list]:
         from .stopping import RolloutInterrupted, any_ranks
 
@@ -404,6 +457,10 @@ class RolloutFunc:
             played = self._run(self._play(jobs, f"step {step + 1}", show))
             if played is not None and self.dynamic_sampling and self.group > 1:
                 played = self._refill(played, prompts, round_id, rank, f"step {step + 1}", show)
+            if played is not None and self.tree_rollouts and self.group > 1:
+                played = self._branch(played, round_id, rank, f"step {step + 1}", show)
+            if played is not None and self.info_gain:
+                score_turns(played, self.backend.score)
         outcomes = played or []
         failed = played is not None and all(o.error is not None for o in outcomes)
         has_tokens = any(o.policy_tokens for o in outcomes)
