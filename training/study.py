@@ -25,12 +25,14 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as default
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from ..harness.errors import ConfigError, DataError, MuaError
-from ..harness.files import parse_yaml, read_json, read_text
+from ..harness.errors import ConfigError, DataError
+from ..harness.files import field, parse_yaml, read_json, read_text
 from ..harness.results import write_atomic
 
 MARKER, FORMAT = ".mua-study", 1  # OUT's mark: unfinished job folders are cleared only below it
@@ -50,7 +52,7 @@ class Arm:
     train: Optional[dict] = None
     rft: Optional[dict] = None
     episodes: Optional[int] = None
-    data: dict = field(default_factory=dict)  # file in the pack folder -> JSON fields replaced in a copy
+    data: dict = default(default_factory=dict)  # file in the pack folder -> JSON fields replaced in a copy
     needs_user_model: bool = False
 
 
@@ -111,102 +113,130 @@ def load_study(path: Path, *, smoke: bool = False, packs: Optional[list[str]] = 
     line; DataError naming the file and the field for anything malformed."""
     where = str(path)
     raw = _mapping(parse_yaml(read_text(path, what="study file"), where=where), f"{where}: the study")
-    unknown = sorted(set(raw) - STUDY_KEYS)
-    if unknown:
-        raise DataError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(STUDY_KEYS))}")
+    _known(raw, STUDY_KEYS, where)
     if smoke:
-        overrides = _mapping(raw.get("smoke"), f"{where}: smoke")
-        train_over = overrides.pop("train", {})
-        raw = _merge(raw, overrides)
-        for name, arm in _mapping(raw.get("arms"), f"{where}: arms").items():
-            if isinstance(arm, dict) and "train" in arm:
-                arm["train"] = _merge(arm["train"], train_over)
-    base = path.parent
-    pack_map = _mapping(raw.get("packs"), f"{where}: packs")
-    if not pack_map:
-        raise DataError(f"{where}: field 'packs' names no pack (a mapping name: folder)")
+        raw = _smoke(raw, where)
+    n_seeds = seeds if seeds is not None else field(raw, "seeds", int, where=where, default=1)
+    first = field(raw, "first_seed", int, where=where, default=0)
+    if n_seeds < 1:
+        raise DataError(f"{where}: field 'seeds' should be at least 1")
+    arms = _arms(raw, where, user_model)
+    labels = {BEFORE: "before SFT", SFT: "SFT", **{n: a.label for n, a in arms.items()},
+              **{str(k): str(v) for k, v in _mapping(raw.get("labels"), f"{where}: labels").items()}}
+    return Study(name=str(raw.get("name") or path.stem), benchmark=field(raw, "benchmark", str, where=where),
+                 packs=_packs(raw, where, path.parent, packs), seeds=list(range(first, first + n_seeds)),
+                 split=split or field(raw, "split", str, where=where, default="validation"),
+                 model=_model(raw, where, path.parent), sft=_mapping(raw.get("sft"), f"{where}: sft"),
+                 eval=_eval(raw, where), arms=arms, verdict=_verdict(raw, where, arms), labels=labels)
+
+
+def _known(raw: dict, keys: set[str], where: str) -> None:
+    unknown = sorted(set(map(str, raw)) - keys)
+    if unknown:
+        raise DataError(f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(keys))}")
+
+
+def _smoke(raw: dict, where: str) -> dict:
+    """``smoke:`` laid over the study: ``train`` over every arm's train settings, the rest key by key."""
+    overrides = dict(_mapping(raw.get("smoke"), f"{where}: smoke"))
+    train_over = _mapping(overrides.pop("train", {}), f"{where}: smoke.train")
+    merged = _merge(raw, overrides)
+    for arm in _mapping(merged.get("arms"), f"{where}: arms").values():
+        if isinstance(arm, dict) and isinstance(arm.get("train"), dict):
+            arm["train"] = _merge(arm["train"], train_over)
+    return merged
+
+
+def _packs(raw: dict, where: str, base: Path, only: Optional[list[str]]) -> dict[str, Path]:
+    """The study's packs (name -> folder, relative to the study file), narrowed to ``only`` (--packs)."""
     folders = {}
-    for name, folder in pack_map.items():
+    for name, folder in _mapping(raw.get("packs"), f"{where}: packs").items():
         if not isinstance(folder, str):
             raise DataError(f"{where}: packs.{name} should be a folder path")
         resolved = (base / folder).resolve()
         if not resolved.is_dir():
             raise DataError(f"{where}: packs.{name}: {resolved} is not a folder")
         folders[str(name)] = resolved
-    if packs:
-        missing = [p for p in packs if p not in folders]
-        if missing:
-            raise ConfigError(f"--packs: {', '.join(missing)} not in {where} (it has {', '.join(folders)})")
-        folders = {p: folders[p] for p in packs}
-    n_seeds = seeds if seeds is not None else raw.get("seeds", 1)
-    first = raw.get("first_seed", 0)
-    if not isinstance(n_seeds, int) or isinstance(n_seeds, bool) or n_seeds < 1 or not isinstance(first, int):
-        raise DataError(f"{where}: seeds should be a whole number of seeds >= 1 and first_seed a whole number")
+    if not folders:
+        raise DataError(f"{where}: field 'packs' names no pack (a mapping name: folder)")
+    missing = [p for p in only or [] if p not in folders]
+    if missing:
+        raise ConfigError(f"--packs: {', '.join(missing)} not in {where} (it has {', '.join(folders)})")
+    return {p: folders[p] for p in only} if only else folders
+
+
+def _model(raw: dict, where: str, base: Path) -> dict:
     model = _mapping(raw.get("model"), f"{where}: model")
     if ("tiny" in model) == ("policy" in model):
         raise DataError(f"{where}: model should have one of 'tiny' (mua model tiny settings) or 'policy' (a "
                         "checkpoint folder)")
     if "policy" in model:
-        model = {**model, "policy": str((base / str(model["policy"])).resolve())}
+        return {**model, "policy": str((base / str(model["policy"])).resolve())}
+    return {**model, "tiny": _mapping(model["tiny"], f"{where}: model.tiny")}
+
+
+def _eval(raw: dict, where: str) -> EvalSettings:
     ev = _mapping(raw.get("eval"), f"{where}: eval")
-    evaluation = EvalSettings(sampled_trials=int(ev.get("sampled_trials", 0)),
-                              temperature=float(ev.get("temperature", 1.0)), seed=int(ev.get("seed", 0)),
-                              tasks=ev.get("tasks"), flags=_mapping(ev.get("flags"), f"{where}: eval.flags"))
-    arms = _arms(raw, where, user_model)
-    labels = {BEFORE: "before SFT", SFT: "SFT", **{n: a.label for n, a in arms.items()},
-              **{str(k): str(v) for k, v in _mapping(raw.get("labels"), f"{where}: labels").items()}}
-    return Study(name=str(raw.get("name") or path.stem), benchmark=str(raw.get("benchmark") or "pack"),
-                 packs=folders, seeds=list(range(first, first + n_seeds)), split=split or str(raw.get("split") or
-                                                                                             "validation"),
-                 model=model, sft=_mapping(raw.get("sft"), f"{where}: sft"), eval=evaluation, arms=arms,
-                 verdict=_verdict(raw, where, arms), labels=labels)
+    at = f"{where}: eval"
+    return EvalSettings(sampled_trials=field(ev, "sampled_trials", int, where=at, default=0),
+                        temperature=float(field(ev, "temperature", float, where=at, default=1.0)),
+                        seed=field(ev, "seed", int, where=at, default=0),
+                        tasks=field(ev, "tasks", int, where=at, default=None, nullable=True),
+                        flags=_mapping(ev.get("flags"), f"{at}.flags"))
 
 
 def _arms(raw: dict, where: str, user_model: Optional[Path]) -> dict[str, Arm]:
-    found: dict[str, Arm] = {}
     declared = _mapping(raw.get("arms"), f"{where}: arms")
-    for name, spec in declared.items():
-        at = f"{where}: arms.{name}"
-        spec = _mapping(spec, at)
-        if str(name) in (SFT, BEFORE) or "/" in str(name):
-            raise DataError(f"{at}: {name!r} is not a name an arm may have ({SFT} and {BEFORE} are the study's own)")
-        unknown = sorted(set(spec) - ARM_KEYS)
-        if unknown:
-            raise DataError(f"{at}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(ARM_KEYS))}")
-        if ("train" in spec) == ("rft" in spec):
-            raise DataError(f"{at}: give one of 'train' (mua train settings) or 'rft' (mua sft settings)")
-        needs = spec.get("user_model")
-        if needs not in (None, "required"):
-            raise DataError(f"{at}: user_model can only be 'required' (the model comes from --user-model)")
-        if needs and user_model is None:
-            continue  # runs only with --user-model
-        train = _mapping(spec.get("train"), f"{at}.train") if "train" in spec else None
-        if train is not None and needs:
-            train = {**train, "user_model": str(user_model)}
-        episodes = None
-        if "rft" in spec:
-            episodes = spec.get("episodes")
-            source = spec.get("episodes_of")
-            if source is not None:
-                other = _mapping(declared.get(source), f"{at}.episodes_of: the arm {source!r}").get("train")
-                if not isinstance(other, dict) or not isinstance(other.get("max_steps"), int) or \
-                        not isinstance(other.get("batch_size"), int):
-                    raise DataError(f"{at}.episodes_of: the arm {source!r} must set train.max_steps and "
-                                    "train.batch_size (its episode budget)")
-                episodes = other["max_steps"] * other["batch_size"]
-            if not isinstance(episodes, int) or isinstance(episodes, bool) or episodes < 1:
-                raise DataError(f"{at}: an RFT arm needs 'episodes' (a whole number) or 'episodes_of' (an arm)")
-        data = _mapping(spec.get("data"), f"{at}.data")
-        for file, fields in data.items():
-            _mapping(fields, f"{at}.data.{file}")
-            if "/" in str(file) or str(file).startswith("."):
-                raise DataError(f"{at}.data: {file!r} should be a file name in the pack folder")
-        found[str(name)] = Arm(str(name), str(spec.get("label") or name), train, 
-                               _mapping(spec.get("rft"), f"{at}.rft") if "rft" in spec else None, episodes, data,
-                               bool(needs))
     if not declared:
         raise DataError(f"{where}: field 'arms' declares no arm")
+    found = {}
+    for name, spec in declared.items():
+        arm = _arm(str(name), _mapping(spec, f"{where}: arms.{name}"), declared, f"{where}: arms.{name}",
+                   user_model)
+        if arm is not None:
+            found[arm.name] = arm
     return found
+
+
+def _arm(name: str, spec: dict, declared: dict, at: str, user_model: Optional[Path]) -> Optional[Arm]:
+    """One arm, or None when it needs --user-model and none was given."""
+    if name in (SFT, BEFORE) or "/" in name:
+        raise DataError(f"{at}: {name!r} is not a name an arm may have ({SFT} and {BEFORE} are the study's own)")
+    _known(spec, ARM_KEYS, at)
+    if ("train" in spec) == ("rft" in spec):
+        raise DataError(f"{at}: give one of 'train' (mua train settings) or 'rft' (mua sft settings)")
+    needs = spec.get("user_model")
+    if needs not in (None, "required"):
+        raise DataError(f"{at}: user_model can only be 'required' (the model comes from --user-model)")
+    if needs and user_model is None:
+        return None
+    train = _mapping(spec.get("train"), f"{at}.train") if "train" in spec else None
+    if train is not None and needs:
+        train = {**train, "user_model": str(user_model)}
+    data = _mapping(spec.get("data"), f"{at}.data")
+    for file, fields in data.items():
+        _mapping(fields, f"{at}.data.{file}")
+        if "/" in str(file) or str(file).startswith("."):
+            raise DataError(f"{at}.data: {file!r} should be a file name in the pack folder")
+    rft = _mapping(spec.get("rft"), f"{at}.rft") if "rft" in spec else None
+    episodes = _rft_episodes(spec, declared, at) if rft is not None else None
+    return Arm(name, str(spec.get("label") or name), train, rft, episodes, data, bool(needs))
+
+
+def _rft_episodes(spec: dict, declared: dict, at: str) -> int:
+    """An RFT arm's sample count: ``episodes``, or ``episodes_of`` an arm's train max_steps x batch_size."""
+    episodes = spec.get("episodes")
+    source = spec.get("episodes_of")
+    if source is not None:
+        other = _mapping(declared.get(source), f"{at}.episodes_of: the arm {source!r}").get("train")
+        if not isinstance(other, dict) or not isinstance(other.get("max_steps"), int) or \
+                not isinstance(other.get("batch_size"), int):
+            raise DataError(f"{at}.episodes_of: the arm {source!r} must set train.max_steps and train.batch_size "
+                            "(its episode budget)")
+        episodes = other["max_steps"] * other["batch_size"]
+    if not isinstance(episodes, int) or isinstance(episodes, bool) or episodes < 1:
+        raise DataError(f"{at}: an RFT arm needs 'episodes' (a whole number) or 'episodes_of' (an arm)")
+    return episodes
 
 
 def _verdict(raw: dict, where: str, arms: dict[str, Arm]) -> Optional[Verdict]:
@@ -273,7 +303,8 @@ class Plan:
     """Every job of a study, by name (PACK/JOB or PACK/seed-S/JOB), in the order they are declared."""
 
     def __init__(self, study: Study, out: Path) -> None:
-        self.study, self.root, self.jobs = study, out, {}
+        self.study, self.root = study, out
+        self.jobs: dict[str, Job] = {}
         for pack, folder in study.packs.items():
             self._pack(pack, folder)
 
@@ -282,109 +313,126 @@ class Plan:
         self.jobs[name] = Job(self.root / name, after, command, copy_into)
         return name
 
+    def out(self, name: str) -> str:
+        return str(self.jobs[name].out)
+
     def model(self, name: str) -> Path:
-        """The checkpoint a finished job made: its out/, or the one its done.json names (an RFT with nothing to
-        train on keeps the SFT checkpoint)."""
-        done = read_done(self.jobs[name].folder)
-        named = (done or {}).get("model")
+        """The checkpoint a finished job made: its out/, or the one its done.json names (an RFT arm with nothing
+        to train on keeps the SFT checkpoint)."""
+        named = (read_done(self.jobs[name].folder) or {}).get("model")
         return self.root / named if named else self.jobs[name].out
 
     def _pack(self, pack: str, folder: Path) -> None:
         s = self.study
-        gold = self.add(f"{pack}/gold", [], lambda: [
-            "eval", "--benchmark", s.benchmark, "--data-dir", str(folder), "--agent", "gold", "--split", "train",
-            "--out", str(self.jobs[f"{pack}/gold"].out), "--no-progress"])
-        dataset = self.add(f"{pack}/gold-dataset", [gold], lambda: [
-            "export", str(self.jobs[gold].out), "--out", str(self.jobs[f"{pack}/gold-dataset"].out),
-            "--min-reward", "1", "--data-dir", str(folder)])
-        data = {name: self.add(f"{pack}/data-{name}", [], lambda: None, self._copier(folder, arm.data))
+        gold = self.add(f"{pack}/gold", [], (
+            lambda: ["eval", "--benchmark", s.benchmark, "--data-dir", str(folder), "--agent", "gold", "--split",
+                     "train", "--out", self.out(f"{pack}/gold"), "--no-progress"]))
+        dataset = self.add(f"{pack}/gold-dataset", [gold], (
+            lambda: ["export", self.out(gold), "--out", self.out(f"{pack}/gold-dataset"), "--min-reward", "1",
+                     "--data-dir", str(folder)]))
+        data = {name: self.add(f"{pack}/data-{name}", [], nothing, partial(copy_pack, folder, arm.data))
                 for name, arm in s.arms.items() if arm.data}
         for seed in s.seeds:
             self._seed(pack, folder, seed, dataset, data)
 
-    def _copier(self, folder: Path, replace: dict) -> Callable[[Path], None]:
-        def write(out: Path) -> None:
-            shutil.copytree(folder, out, ignore=shutil.ignore_patterns("__pycache__"))
-            for file, fields in replace.items():
-                record = read_json(out / file, what=f"pack file {file}", expect=dict)
-                write_atomic(out / file, json.dumps({**record, **fields}, indent=1) + "\n")
-        return write
-
     def _seed(self, pack: str, folder: Path, seed: int, dataset: str, data: dict[str, str]) -> None:
         s, at = self.study, f"{pack}/seed-{seed}"
         template = s.model.get("chat_template")
+        start: Optional[str] = None
         if "tiny" in s.model:
-            start = self.add(f"{at}/model", [], lambda: ["model", "tiny", str(self.jobs[f"{at}/model"].out),
-                                                         *flags(s.model["tiny"]), "--seed", str(seed)])
-            start_after, start_model = [start], lambda: self.model(start)
-        else:
-            start_after, start_model = [], lambda: Path(s.model["policy"])
-        sft = self.add(f"{at}/{SFT}", [dataset, *start_after], lambda: [
-            "sft", "--policy", str(start_model()), "--dataset", str(self.jobs[dataset].out), "--output-dir",
-            str(self.jobs[f"{at}/{SFT}"].out), *flags(s.sft), "--seed", str(seed), "--no-progress",
-            *(["--chat-template", template] if template else [])])
+            start = self.add(f"{at}/model", [], (
+                lambda: ["model", "tiny", self.out(f"{at}/model"), *flags(s.model["tiny"]), "--seed", str(seed)]))
+        begin = partial(self._start_model, start)
+        sft = self.add(f"{at}/{SFT}", [dataset, *([start] if start else [])], (
+            lambda: ["sft", "--policy", str(begin()), "--dataset", self.out(dataset), "--output-dir",
+                     self.out(f"{at}/{SFT}"), *flags(s.sft), "--seed", str(seed), "--no-progress",
+                     *(["--chat-template", template] if template else [])]))
         if seed == s.seeds[0]:
-            self._evaluate(pack, folder, at, BEFORE, start_after, start_model, greedy_only=True, template=template)
-        self._evaluate(pack, folder, at, SFT, [sft], lambda: self.model(sft))
+            self._evaluate(folder, at, BEFORE, [start] if start else [], begin, template)
+        self._evaluate(folder, at, SFT, [sft], partial(self.model, sft))
         for name, arm in s.arms.items():
             if arm.train is not None:
-                data_dir = (lambda d=data[name]: self.jobs[d].out) if name in data else (lambda: folder)
-                job = self.add(f"{at}/{name}", [sft, *([data[name]] if name in data else [])],
-                               lambda n=name, a=arm, d=data_dir: [
-                                   "train", "--policy", str(self.model(sft)), "--benchmark", s.benchmark,
-                                   "--data_dir", str(d()), "--split", "train", "--output_dir",
-                                   str(self.jobs[f"{at}/{n}"].out), *flags(a.train or {}), "--seed", str(seed),
-                                   "--no-resume", "--no-progress"])
+                inputs = [sft, *([data[name]] if name in data else [])]
+                data_dir = self.jobs[data[name]].out if name in data else folder
+                job = self.add(f"{at}/{name}", inputs, partial(self._train_argv, f"{at}/{name}", arm, sft, data_dir,
+                                                               seed))
             else:
-                job = self._rft(pack, folder, at, seed, arm, sft)
-            self._evaluate(pack, folder, at, name, [job], lambda j=job: self.model(j))
+                job = self._rft(folder, at, seed, arm, sft)
+            self._evaluate(folder, at, name, [job], partial(self.model, job))
 
-    def _rft(self, pack: str, folder: Path, at: str, seed: int, arm: Arm, sft: str) -> str:
-        s = self.study
-        assert arm.episodes is not None
+    def _start_model(self, job: Optional[str]) -> Path:
+        return self.model(job) if job else Path(self.study.model["policy"])
+
+    def _train_argv(self, name: str, arm: Arm, sft: str, data_dir: Path, seed: int) -> list[str]:
+        return ["train", "--policy", str(self.model(sft)), "--benchmark", self.study.benchmark, "--data_dir",
+                str(data_dir), "--split", "train", "--output_dir", self.out(name), *flags(arm.train or {}),
+                "--seed", str(seed), "--no-resume", "--no-progress"]
+
+    def _rft(self, folder: Path, at: str, seed: int, arm: Arm, sft: str) -> str:
+        """RFT's jobs: the samples (shared by every RFT arm of the same budget), their passing episodes as a
+        dataset, and the arm's fine-tuning on them (nothing to run when none passed: the arm keeps SFT)."""
         samples = f"{at}/rft-samples-{arm.episodes}"
-        if samples not in self.jobs:
-            def sample() -> list[str]:
-                limit = next((a.train.get("limit") for a in s.arms.values() if a.train and a.train.get("limit")),
-                             None)  # the tasks GRPO trains on
-                trials, tasks = rft_sampling(arm.episodes or 0, train_task_count(s, folder, limit))
-                return ["eval", "--benchmark", s.benchmark, "--data-dir", str(folder), "--split", "train",
-                        "--agent-model", str(self.model(sft)), "--agent-temperature", "1.0", "--trials",
-                        str(trials), "--limit", str(tasks), "--seed", str(seed), *flags(s.eval.flags), "--out",
-                        str(self.jobs[samples].out), "--no-progress"]
-            self.add(samples, [sft], sample)
-            self.add(f"{samples}-dataset", [samples], lambda: None if not passed_any(self.jobs[samples].out) else [
-                "export", str(self.jobs[samples].out), "--out", str(self.jobs[f"{samples}-dataset"].out),
-                "--min-reward", "1", "--data-dir", str(folder)])
         dataset = f"{samples}-dataset"
+        if samples not in self.jobs:
+            self.add(samples, [sft], partial(self._samples_argv, samples, folder, arm.episodes or 0, sft, seed))
+            self.add(dataset, [samples], (
+                lambda: None if not passed_any(self.jobs[samples].out) else [
+                    "export", self.out(samples), "--out", self.out(dataset), "--min-reward", "1", "--data-dir",
+                    str(folder)]))
         name = f"{at}/{arm.name}"
-        return self.add(name, [dataset], lambda: None if not self.jobs[dataset].out.exists() else [
-            "sft", "--policy", str(self.model(sft)), "--dataset", str(self.jobs[dataset].out), "--output-dir",
-            str(self.jobs[name].out), *flags(arm.rft or {}), "--seed", str(seed), "--no-progress"])
+        return self.add(name, [dataset], (
+            lambda: None if not self.jobs[dataset].out.exists() else [
+                "sft", "--policy", str(self.model(sft)), "--dataset", self.out(dataset), "--output-dir",
+                self.out(name), *flags(arm.rft or {}), "--seed", str(seed), "--no-progress"]))
 
-    def _evaluate(self, pack: str, folder: Path, at: str, stage: str, after: list[str], model: Callable[[], Path],
-                  greedy_only: bool = False, template: Optional[str] = None) -> None:
-        e = self.study.eval
+    def _samples_argv(self, name: str, folder: Path, episodes: int, sft: str, seed: int) -> list[str]:
+        s = self.study
+        limit = next((a.train["limit"] for a in s.arms.values() if a.train and a.train.get("limit")), None)
+        trials, tasks = rft_sampling(episodes, train_task_count(s, folder, limit))  # over the tasks GRPO trains on
+        return ["eval", "--benchmark", s.benchmark, "--data-dir", str(folder), "--split", "train", "--agent-model",
+                str(self.model(sft)), "--agent-temperature", "1.0", "--trials", str(trials), "--limit", str(tasks),
+                "--seed", str(seed), *flags(s.eval.flags), "--out", self.out(name), "--no-progress"]
+
+    def _evaluate(self, folder: Path, at: str, stage: str, after: list[str], model: Callable[[], Path],
+                  template: Optional[str] = None) -> None:
+        """The stage's greedy evaluation and, but for the starting model, its sampled one."""
         for kind in KINDS:
-            if kind == "sampled" and (greedy_only or not e.sampled_trials):
+            if kind == "sampled" and (stage == BEFORE or not self.study.eval.sampled_trials):
                 continue
             name = f"{at}/eval-{stage}" + ("-sampled" if kind == "sampled" else "")
-            self.add(name, after, lambda n=name, k=kind: [
-                "eval", "--benchmark", self.study.benchmark, "--data-dir", str(folder), "--split", self.study.split,
-                "--agent-model", str(model()), "--agent-temperature", str(e.temperature if k == "sampled" else 0.0),
-                "--trials", str(e.sampled_trials if k == "sampled" else 1), "--seed", str(e.seed),
+            self.add(name, after, partial(self._eval_argv, name, folder, kind, model, template))
+
+    def _eval_argv(self, name: str, folder: Path, kind: str, model: Callable[[], Path],
+                   template: Optional[str]) -> list[str]:
+        e, sampled = self.study.eval, kind == "sampled"
+        return ["eval", "--benchmark", self.study.benchmark, "--data-dir", str(folder), "--split", self.study.split,
+                "--agent-model", str(model()), "--agent-temperature", str(e.temperature if sampled else 0.0),
+                "--trials", str(e.sampled_trials if sampled else 1), "--seed", str(e.seed),
                 *(["--limit", str(e.tasks)] if e.tasks else []), *flags(e.flags),
-                *(["--agent-chat-template", template] if template else []), "--out", str(self.jobs[n].out),
-                "--no-progress"])
+                *(["--agent-chat-template", template] if template else []), "--out", self.out(name), "--no-progress"]
 
     def eval_run(self, pack: str, seed: int, stage: str, kind: str) -> Optional[Path]:
         """A finished evaluation's run folder, or None."""
-        name = f"{pack}/seed-{seed}/eval-{stage}" + ("-sampled" if kind == "sampled" else "")
-        return self.jobs[name].out if name in self.jobs and read_done(self.jobs[name].folder) else None
+        return self._finished(f"{pack}/seed-{seed}/eval-{stage}" + ("-sampled" if kind == "sampled" else ""))
 
     def train_output(self, pack: str, seed: int, arm: str) -> Optional[Path]:
-        name = f"{pack}/seed-{seed}/{arm}"
+        return self._finished(f"{pack}/seed-{seed}/{arm}")
+
+    def _finished(self, name: str) -> Optional[Path]:
         return self.jobs[name].out if name in self.jobs and read_done(self.jobs[name].folder) else None
+
+
+def nothing() -> None:
+    """A job with no command (a pack copy)."""
+    return None
+
+
+def copy_pack(folder: Path, replace: dict, out: Path) -> None:
+    """A copy of the pack ``folder`` at ``out`` with the JSON fields of ``replace`` (file -> fields) set."""
+    shutil.copytree(folder, out, ignore=shutil.ignore_patterns("__pycache__"))
+    for file, fields in replace.items():
+        record = read_json(out / file, what=f"pack file {file}", expect=dict)
+        write_atomic(out / file, json.dumps({**record, **fields}, indent=1) + "\n")
 
 
 def passed_any(run: Path) -> bool:
@@ -444,16 +492,7 @@ def run_plan(plan: Plan, jobs: int, threads: int, say: Callable[[str], None] = p
     jobs that failed or could not run (a failed job's dependents do not run). Finished jobs are kept, unless their
     command would now differ (ConfigError)."""
     claim_out(plan.root)
-    done: set[str] = set()
-    for name, job in plan.jobs.items():  # finished jobs in declared order: their inputs are finished too
-        record = read_done(job.folder)
-        if record is None or any(a not in done for a in job.after):
-            continue
-        now = recorded(job.command(), plan.root)
-        if record.get("command") != now:
-            raise ConfigError(f"{job.folder} was run with another command (other study settings): use another "
-                              "--out, or remove that folder")
-        done.add(name)
+    done = finished_jobs(plan)
     todo = [n for n in plan.jobs if n not in done]
     say(f"study: {len(done)} finished job(s) reused, {len(todo)} to run, {jobs} at a time with {threads} "
         f"thread(s) each")
@@ -462,39 +501,56 @@ def run_plan(plan: Plan, jobs: int, threads: int, say: Callable[[str], None] = p
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         while todo or running:
-            blocked = [n for n in todo if any(a in failed for a in plan.jobs[n].after)]
-            for n in blocked:
-                todo.remove(n)
-                failed.append(n)
+            failed += [n for n in todo if any(a in failed for a in plan.jobs[n].after)]
+            todo = [n for n in todo if n not in failed]
             ready = [n for n in todo if all(a in done for a in plan.jobs[n].after)]
             if not ready and not running:
                 break  # nothing left can start
-            while ready and len(running) < jobs:
-                name = ready.pop(0)
+            for name in ready[:max(0, jobs - len(running))]:
                 todo.remove(name)
                 started = _start(plan, name, threads, say)
                 if started is None:
                     done.add(name)  # finished at once: what needs it is ready on the next round
                 else:
                     running[name] = started
-            if not running:
-                continue
-            time.sleep(0.2)
-            for name, r in list(running.items()):
-                if r.proc.poll() is None:
-                    continue
-                r.log.close()
-                del running[name]
-                if _finished(plan, name, r, say):
-                    done.add(name)
-                else:
-                    failed.append(name)
+            if running:
+                time.sleep(0.2)
+                _collect(plan, running, done, failed, say)
     finally:
         signal.signal(signal.SIGTERM, previous)
         for r in running.values():  # interrupted: the jobs in flight stop, and the next run redoes them
             _stop(r.proc)
             r.log.close()
-    return failed + [n for n in todo if n not in done and n not in failed]
+    return failed + todo
+
+
+def finished_jobs(plan: Plan) -> set[str]:
+    """The jobs finished before (done.json, their inputs finished too); ConfigError for one whose command would
+    now be another."""
+    done: set[str] = set()
+    for name, job in plan.jobs.items():  # in declared order: a job's inputs come before it
+        record = read_done(job.folder)
+        if record is None or any(a not in done for a in job.after):
+            continue
+        if record.get("command") != recorded(job.command(), plan.root):
+            raise ConfigError(f"{job.folder} was run with another command (other study settings): use another "
+                              "--out, or remove that folder")
+        done.add(name)
+    return done
+
+
+def _collect(plan: Plan, running: dict[str, Running], done: set[str], failed: list[str],
+             say: Callable[[str], None]) -> None:
+    """Moves the jobs that ended from ``running`` to ``done`` or ``failed``."""
+    for name, r in list(running.items()):
+        if r.proc.poll() is None:
+            continue
+        r.log.close()
+        del running[name]
+        if _finished(plan, name, r, say):
+            done.add(name)
+        else:
+            failed.append(name)
 
 
 def _terminated(signum: int, frame: Any) -> None:
@@ -568,5 +624,3 @@ def default_jobs() -> int:
 def threads_per_job(jobs: int) -> int:
     return max(1, (os.cpu_count() or 1) // jobs)
 
-
-__all__ = ["Arm", "Study", "Verdict", "Plan", "load_study", "run_plan", "rft_sampling", "MuaError"]

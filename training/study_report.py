@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from ..harness.results import write_atomic
 from ..harness.stats import Estimate, PairedTest, bootstrap_ci, is_success, paired_bootstrap, paired_bootstrap_crossed
@@ -203,13 +203,23 @@ class PackVerdict:
 
 
 def pack_report(study: Study, f: PackFigures, o: Out) -> Optional[PackVerdict]:
-    lab = study.labels
+    """One pack's figures (printed, and as markdown tables) and, when the study declares one, its verdict."""
     label = f"pack {f.name}, {study.split} split"
     o.say(f"\npass^1 ({label}), 95% bootstrap interval over tasks; greedy | sampled at temperature 1:", f"## {label}")
-    o.md += ["", "| seed | stage | greedy pass^1 [95% CI] | sampled pass^1 [95% CI] |", "|---|---|---|---|"]
     pairs = comparisons(study)
+    notes = stage_rows(study, f, o)
     seeds = per_seed(f, pairs)
-    notes: list[str] = []
+    paired_rows(study, seeds, pairs, o)
+    together = pooled(f, pairs)
+    pooled_rows(study, together, pairs, o)
+    o.md += ["", *notes] if notes else [""]
+    return judge(study, study.verdict, f, seeds, together, o) if study.verdict is not None else None
+
+
+def stage_rows(study: Study, f: PackFigures, o: Out) -> list[str]:
+    """Per seed, each stage's greedy | sampled pass^1 (a missing one named); the notes that go below the table."""
+    lab, notes = study.labels, []
+    o.md += ["", "| seed | stage | greedy pass^1 [95% CI] | sampled pass^1 [95% CI] |", "|---|---|---|---|"]
     for seed, stages in f.seeds.items():
         o.say(f" seed {seed}:")
         for stage, runs in stages.items():
@@ -224,6 +234,11 @@ def pack_report(study: Study, f: PackFigures, o: Out) -> Optional[PackVerdict]:
                     "the SFT ones")
             o.say(f"  {line}")
             notes.append(f"- seed {seed}: {line}")
+    return notes
+
+
+def paired_rows(study: Study, seeds: dict, pairs: list[Comparison], o: Out) -> None:
+    lab = study.labels
     o.md += ["", "Paired over tasks (candidate - baseline, points, 95% bootstrap interval):", "",
              "| seed | comparison | greedy | sampled |", "|---|---|---|---|"]
     for seed, found in seeds.items():
@@ -233,25 +248,23 @@ def pack_report(study: Study, f: PackFigures, o: Out) -> Optional[PackVerdict]:
             if any(cells):
                 o.md.append(f"| {seed} | {lab[a]} - {lab[b]} | {cells[0]} | {cells[1]} |")
         for (a, b, kind), (test, n) in found.items():
-            print_line = f"  seed {seed}: {lab[a]} - {lab[b]} (paired, {kind}): {points(test)} over {n} tasks"
-            o.say(print_line)
-    together = pooled(f, pairs)
-    if together:
-        o.md += ["", "Pooled over seeds (bootstrap over seeds and tasks):", "",
-                 "| comparison | seeds | tasks | greedy | sampled |", "|---|---|---|---|---|"]
-        for a, b in pairs:
-            cells = [points(together[(a, b, k)][0]) if (a, b, k) in together else "" for k in KINDS]
-            any_found = next((together[(a, b, k)] for k in KINDS if (a, b, k) in together), None)
-            if any_found is not None:
-                o.md.append(f"| {lab[a]} - {lab[b]} | {any_found[1]} | {any_found[2]} | {cells[0]} | {cells[1]} |")
-        for (a, b, kind), (test, n_seeds, n_tasks) in together.items():
-            o.say(f" pooled over {n_seeds} seeds (bootstrap over seeds and tasks): {lab[a]} - {lab[b]} ({kind}): "
-                  f"{points(test)} over {n_tasks} tasks")
-    o.md += ["", *notes] if notes else [""]
-    v = study.verdict
-    if v is None:
-        return None
-    return judge(study, v, f, seeds, together, o)
+            o.say(f"  seed {seed}: {lab[a]} - {lab[b]} (paired, {kind}): {points(test)} over {n} tasks")
+
+
+def pooled_rows(study: Study, together: dict, pairs: list[Comparison], o: Out) -> None:
+    if not together:
+        return
+    lab = study.labels
+    o.md += ["", "Pooled over seeds (bootstrap over seeds and tasks):", "",
+             "| comparison | seeds | tasks | greedy | sampled |", "|---|---|---|---|---|"]
+    for a, b in pairs:
+        cells = [points(together[(a, b, k)][0]) if (a, b, k) in together else "" for k in KINDS]
+        first = next((together[(a, b, k)] for k in KINDS if (a, b, k) in together), None)
+        if first is not None:
+            o.md.append(f"| {lab[a]} - {lab[b]} | {first[1]} | {first[2]} | {cells[0]} | {cells[1]} |")
+    for (a, b, kind), (test, n_seeds, n_tasks) in together.items():
+        o.say(f" pooled over {n_seeds} seeds (bootstrap over seeds and tasks): {lab[a]} - {lab[b]} ({kind}): "
+              f"{points(test)} over {n_tasks} tasks")
 
 
 def judge(study: Study, v: Verdict, f: PackFigures, seeds: dict, together: dict, o: Out) -> PackVerdict:
@@ -344,4 +357,3 @@ def plot(study: Study, f: PackFigures, path: Path) -> None:
     plt.close(fig)
 
 
-__all__ = ["report", "learns", "beats_baselines", "crossed_rows", "pooled", "comparisons", "Any"]

@@ -25,9 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=positive_int, default=None,
                    help="torch threads per job (default: cores // jobs)")
     p.add_argument("--smoke", action="store_true",
-                   help="the file's smoke: settings laid over it (tiny steps, one seed, few tasks): runs, proves nothing")
+                   help="the file's smoke: settings laid over it (tiny steps, one seed, few tasks): runs, proves "
+                        "nothing")
     p.add_argument("--packs", default=None, metavar="NAME,NAME", help="only these packs of the file")
-    p.add_argument("--seeds", type=positive_int, default=None, help="seeds per pack (default: the file's)")
+    p.add_argument("--seeds", type=positive_int, default=None, help="training seeds (default: the file's)")
     p.add_argument("--split", default=None, choices=("validation", "test"),
                    help="evaluation split (default: the file's; tune on validation, report test once)")
     p.add_argument("--user-model", type=Path, default=None, metavar="CKPT",

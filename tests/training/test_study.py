@@ -31,6 +31,7 @@ def write_study(tmp_path: Path, text: str) -> Path:
 
 
 MINIMAL = f"""
+benchmark: pack
 packs: {{bookings: {PACK}}}
 model: {{tiny: {{hidden_size: 32}}}}
 arms:
@@ -55,7 +56,10 @@ def test_the_default_study_declares_every_arm_and_its_smoke_is_small():
 
 
 @pytest.mark.parametrize("text, said", [
-    ("packs: {b: /nonexistent}\nmodel: {tiny: {}}\narms: {g: {train: {}}}", "packs.b: /nonexistent is not a folder"),
+    ("benchmark: pack\npacks: {b: /nonexistent}\nmodel: {tiny: {}}\narms: {g: {train: {}}}",
+     "packs.b: /nonexistent is not a folder"),
+    (MINIMAL.replace("benchmark: pack", ""), "field 'benchmark' is missing"),
+    (MINIMAL + "seeds: two\n", "field 'seeds' should be"),
     (MINIMAL + "colour: red\n", "unknown field(s) colour"),
     (MINIMAL.replace("episodes_of: grpo", "train: {}"), "arms.rft: give one of 'train'"),
     (MINIMAL.replace("episodes_of: grpo", "episodes_of: nothing"), "arms.rft.episodes_of"),
@@ -192,7 +196,8 @@ def test_verdict_passes_only_when_grpo_learns_greedy_and_sampled_and_beats_both_
     assert "beats baselines: PASS: pooled over 5 seeds, sampled: GRPO, user in the loop - RFT (rejection " \
            "sampling) lower bound +" in out
     for a, b in (("GRPO, user in the loop", "SFT"), ("GRPO, static user", "SFT"), ("RFT (rejection sampling)", "SFT"),
-                 ("GRPO, user in the loop", "RFT (rejection sampling)"), ("GRPO, user in the loop", "GRPO, static user")):
+                 ("GRPO, user in the loop", "RFT (rejection sampling)"),
+                 ("GRPO, user in the loop", "GRPO, static user")):
         for kind in ("greedy", "sampled"):
             assert f"pooled over 5 seeds (bootstrap over seeds and tasks): {a} - {b} ({kind}): " in out
             assert f"seed 4: {a} - {b} (paired, {kind}): " in out
