@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import sys
 import time
 from pathlib import Path
 
@@ -55,25 +54,18 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs or default_jobs()
     started = time.monotonic()
     failed = run_plan(plan, jobs, args.threads or threads_per_job(jobs), say=lambda line: print(line, flush=True))
-    command = " ".join(["mua study", *map(shlex.quote, sys_argv_after_study())])
+    command = shown_command(args)
     code = report(study, plan, failed, say=lambda line: print(line, flush=True), command=command)
     print(f"wall time of this command: {time.monotonic() - started:.0f} s")
     print(f"report: {out / 'report.md'}")
     return code
 
 
-def sys_argv_after_study() -> list[str]:
-    """The command's own arguments as typed, without --out (the report stays the same wherever OUT is)."""
-    argv = sys.argv[1:]
-    argv = argv[argv.index("study") + 1:] if "study" in argv else argv
-    kept, skip = [], False
-    for a in argv:
-        if skip:
-            skip = False
-            continue
-        name = a.split("=", 1)[0].replace("_", "-")
-        if name in ("--out", "--output-dir", "--jobs", "--threads"):
-            skip = "=" not in a  # its value follows, unless written --flag=value
-            continue
-        kept.append(a)
-    return kept
+def shown_command(args: argparse.Namespace) -> str:
+    """The command as the report heads it: what decides the figures, never --out, --jobs or --threads (the report
+    stays the same wherever and however fast it ran)."""
+    parts = ["mua", "study", str(args.file), *(["--smoke"] if args.smoke else []),
+             *(["--packs", args.packs] if args.packs else []), *(["--seeds", str(args.seeds)] if args.seeds else []),
+             *(["--split", args.split] if args.split else []),
+             *(["--user-model", str(args.user_model)] if args.user_model else [])]
+    return " ".join(map(shlex.quote, parts))
