@@ -498,7 +498,8 @@ def run_plan(plan: Plan, jobs: int, threads: int, say: Callable[[str], None] = p
         f"thread(s) each")
     failed: list[str] = []
     running: dict[str, Running] = {}
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    own = signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)  # else the caller's (mua's) handler unwinds
+    previous = signal.signal(signal.SIGTERM, _terminated) if own else None
     try:
         while todo or running:
             failed += [n for n in todo if any(a in failed for a in plan.jobs[n].after)]
@@ -517,8 +518,13 @@ def run_plan(plan: Plan, jobs: int, threads: int, say: Callable[[str], None] = p
                 time.sleep(0.2)
                 _collect(plan, running, done, failed, say)
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        for r in running.values():  # interrupted: the jobs in flight stop, and the next run redoes them
+        if own:
+            signal.signal(signal.SIGTERM, previous)
+        # interrupted: every job in flight is told at once (mua's handler gives the unwinding under a second), then
+        # waited for; the next run redoes them
+        for r in running.values():
+            _signal(r.proc, signal.SIGTERM)
+        for r in running.values():
             _stop(r.proc)
             r.log.close()
     return failed + todo
@@ -604,12 +610,16 @@ def _write_done(plan: Plan, job: Job, argv: Optional[list[str]], wall: float) ->
     write_atomic(job.folder / "done.json", json.dumps(record, indent=1) + "\n")
 
 
+def _signal(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)  # the job's own group: whatever it started too
+    except ProcessLookupError:
+        pass
+
+
 def _stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
+        _signal(proc, sig)
         try:
             proc.wait(timeout=grace)
             return

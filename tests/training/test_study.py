@@ -113,10 +113,13 @@ def test_rft_samples_exactly_grpos_episode_budget():
 
 # ---- the job runner, on a fake `mua` ----
 
-FAKE_MUA = """import sys, time, pathlib
+FAKE_MUA = """import os, sys, time, pathlib
 argv = sys.argv[1:]
 out = pathlib.Path(argv[argv.index('--out') + 1])
-if 'sleep' in argv:
+if 'sleep' in argv:  # ends 1.5 s after SIGTERM: longer than mua gives a stopped command to unwind
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: (time.sleep(1.5), sys.exit(143)))
+    (out.parent / 'pid').write_text(str(os.getpid()))
     time.sleep(60)
 if 'fail' in argv:
     sys.exit(3)
@@ -152,6 +155,44 @@ def test_the_runner_resumes_and_refuses_a_changed_command(tmp_path, monkeypatch)
     assert (tmp_path / "out/b/out/made").read_text() == "stale"  # finished: not rerun
     with pytest.raises(st.ConfigError, match="was run with another command"):
         st.run_plan(fake_plan(tmp_path, "other"), 2, 1, lines.append)
+
+
+DRIVER = """import sys, pathlib
+sys.path.insert(0, {tests!r})
+from mua.training import study as st
+from test_study import fake_plan
+from mua.harness.cli import signals
+signals.running(lambda signum: "stopped")  # as under `mua study`: the unwinding gets under a second
+st.mua_command = lambda: [sys.executable, {script!r}]
+plan = fake_plan(pathlib.Path({tmp!r}), 'sleep')
+plan.jobs['d'].command = lambda: ['run', 'd', 'sleep', '--out', str(plan.jobs['d'].out)]
+st.run_plan(plan, 2, 1, print)
+"""
+
+
+def test_a_stopped_study_stops_every_job_in_flight(tmp_path):
+    script = tmp_path / "fake_mua.py"
+    script.write_text(FAKE_MUA)
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER.format(tests=str(Path(__file__).parent),
+                                                                   script=str(script), tmp=str(tmp_path))])
+    pids = [tmp_path / "out" / job / "pid" for job in ("b", "d")]
+    deadline = time.monotonic() + 120
+    while not all(p.is_file() and p.read_text() for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    driver.send_signal(signal.SIGINT)  # Ctrl-C: mua gives the unwinding under a second
+    driver.wait(timeout=60)
+    def alive(pid: int) -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+
+    deadline = time.monotonic() + 30
+    while any(alive(int(p.read_text())) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(alive(int(p.read_text())) for p in pids)  # both sleeping jobs ended with the study
+    assert not (tmp_path / "out" / "b" / "done.json").exists() and (tmp_path / "out" / "a" / "done.json").exists()
 
 
 def test_a_study_out_folder_must_be_its_own(tmp_path):
