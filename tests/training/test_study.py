@@ -55,6 +55,15 @@ def test_the_default_study_declares_every_arm_and_its_smoke_is_small():
     assert smoke.eval.tasks == 4 and smoke.eval.sampled_trials == 2 and full.eval.sampled_trials == 3
 
 
+@pytest.mark.parametrize("path", sorted((ROOT / "training" / "studies").glob("*.yaml")), ids=lambda p: p.name)
+def test_every_study_file_in_the_repository_loads_and_plans(path, tmp_path):
+    for smoke in (False, True):
+        study = st.load_study(path, smoke=smoke)
+        plan = st.Plan(study, tmp_path)
+        assert all(f"{p}/seed-{study.seeds[0]}/eval-sft" in plan.jobs for p in study.packs)
+        assert all(a.episodes is None or a.episodes >= 1 for a in study.arms.values())
+
+
 @pytest.mark.parametrize("text, said", [
     ("benchmark: pack\npacks: {b: /nonexistent}\nmodel: {tiny: {}}\narms: {g: {train: {}}}",
      "packs.b: /nonexistent is not a folder"),
