@@ -113,7 +113,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if code == 2:
         return 2
     pack_extras(path, args)
-    print(f"\nwall time of this command: {time.monotonic() - started:.0f} s")
+    print(f"\nwall time of the learning check (the study, then behaviour and copy): {time.monotonic() - started:.0f} s")
     return 0 if code == 0 else 1
 
 
