@@ -261,6 +261,7 @@ class Job:
     after: list[str]
     command: Callable[[], Optional[list[str]]]  # the mua argv, built when the job is ready; None: nothing to run
     copy: Optional[Callable[[Path], None]] = None  # instead of a command: writes out/ itself (fast, in-process)
+    keeps: Optional[str] = None  # when the command is None: the job whose model this one keeps (RFT: SFT's)
 
     @property
     def out(self) -> Path:
@@ -309,8 +310,8 @@ class Plan:
             self._pack(pack, folder)
 
     def add(self, name: str, after: list[str], command: Callable[[], Optional[list[str]]],
-            copy_into: Optional[Callable[[Path], None]] = None) -> str:
-        self.jobs[name] = Job(self.root / name, after, command, copy_into)
+            copy_into: Optional[Callable[[Path], None]] = None, keeps: Optional[str] = None) -> str:
+        self.jobs[name] = Job(self.root / name, after, command, copy_into, keeps)
         return name
 
     def out(self, name: str) -> str:
@@ -383,7 +384,7 @@ class Plan:
         return self.add(name, [dataset], (
             lambda: None if not self.jobs[dataset].out.exists() else [
                 "sft", "--policy", str(self.model(sft)), "--dataset", self.out(dataset), "--output-dir",
-                self.out(name), *flags(arm.rft or {}), "--seed", str(seed), "--no-progress"]))
+                self.out(name), *flags(arm.rft or {}), "--seed", str(seed), "--no-progress"]), keeps=sft)
 
     def _samples_argv(self, name: str, folder: Path, episodes: int, sft: str, seed: int) -> list[str]:
         s = self.study
@@ -602,11 +603,8 @@ def _finished(plan: Plan, name: str, r: Running, say: Callable[[str], None]) -> 
 
 def _write_done(plan: Plan, job: Job, argv: Optional[list[str]], wall: float) -> None:
     record: dict[str, Any] = {"command": recorded(argv, plan.root), "wall_s": round(wall, 1)}
-    if argv is None and job.copy is None:
-        record["model"] = None  # nothing to run: the arm keeps its input model (set below for an RFT arm)
-        sft = job.after[0].rsplit("/", 1)[0] + "/" + SFT if job.after else None
-        if sft and sft in plan.jobs:
-            record["model"] = os.path.relpath(plan.model(sft), plan.root)
+    if argv is None and job.keeps is not None:  # nothing to train on: the arm's model is its input's
+        record["model"] = os.path.relpath(plan.model(job.keeps), plan.root)
     write_atomic(job.folder / "done.json", json.dumps(record, indent=1) + "\n")
 
 
