@@ -14,9 +14,10 @@
 A task's ``user_scenario.replies`` ([{"when": [keywords], "say": text, "ask": question, "after": action_id,
 "asks": [questions]}]) drives the offline scripted user (``users.py``); a pack whose pack.json says
 ``"user": "scripted"`` is played with it everywhere; ``"user": "static"`` replays the reference
-conversation's user turns in order whatever the agent says (an ablation: what the responsive user adds). ``asks`` (optional) are other phrasings of a question about
-the reply, each asking for it alone: the conversations a user model is trained on draw from them
-(``user_lessons.py``), so that it learns the question rather than a keyword.
+conversation's user turns in order whatever the agent says (an ablation: what the responsive user adds).
+``asks`` (optional) are other phrasings of a question about the reply, each asking for it alone: the
+conversations a user model is trained on draw from them (``user_lessons.py``), so that it learns the question
+rather than a keyword.
 """
 from __future__ import annotations
 
