@@ -112,7 +112,7 @@ class PackBenchmark(Tau2Benchmark):
 
     def gold_user(self, task: Task) -> User:
         """The scripted user: it answers from the scenario's replies (with ``answers=False``, opening only)."""
-        if self.static_user and task.scenario.get("replies"):
+        if (self.static_user or self.pack.user == "static") and task.scenario.get("replies"):
             return StaticUser(task.scenario, task.evaluation)
         if task.scenario.get("replies") or not self.answers:
             return ScenarioUser(task.scenario, answers=self.answers)

@@ -1,7 +1,7 @@
 """Reading a pack folder, with errors that name the file, the record and the field.
 
     PACK/
-      pack.json     {"name": "bookings", "user": "scripted"}   user: "llm" (default) or "scripted";
+      pack.json     {"name": "bookings", "user": "scripted"}   user: "llm" (default), "scripted" or "static";
                     optional max_messages, max_errors, tool_timeout_s (seconds one tool call may take, 10);
                     with "user": "llm", optional user_model: the LLM user's model (see ``_user_model``)
       policy.md     the agent's policy (goes into tau2's agent system prompt)
@@ -13,9 +13,11 @@
 
 A task's ``user_scenario.replies`` ([{"when": [keywords], "say": text, "ask": question, "after": action_id,
 "asks": [questions]}]) drives the offline scripted user (``users.py``); a pack whose pack.json says
-``"user": "scripted"`` is played with it everywhere. ``asks`` (optional) are other phrasings of a question about
-the reply, each asking for it alone: the conversations a user model is trained on draw from them
-(``user_lessons.py``), so that it learns the question rather than a keyword.
+``"user": "scripted"`` is played with it everywhere; ``"user": "static"`` replays the reference
+conversation's user turns in order whatever the agent says (an ablation: what the responsive user adds).
+``asks`` (optional) are other phrasings of a question about the reply, each asking for it alone: the
+conversations a user model is trained on draw from them (``user_lessons.py``), so that it learns the question
+rather than a keyword.
 """
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ from ..tau2.domain import Tau2Domain
 from ..tau2.overlay import Overlay
 from .isolation import DEFAULT_TIMEOUT_S, load_tools
 
-USER_KINDS = ("llm", "scripted")
+USER_KINDS = ("llm", "scripted", "static")  # static: the scripted replies replayed in order (an ablation)
 MAX_TOOL_TIMEOUT_S = 3600.0
 MAX_COUNT = 1_000_000  # max_messages, max_errors: beyond this a number is a mistake, not a budget
 BASIS = ("DB", "COMMUNICATE", "ACTION", "NL_ASSERTION")
@@ -291,7 +293,7 @@ def _load(folder_name: str, stamps: tuple) -> Pack:
     base = _database(folder)
     tools = load_tools(folder / "tools.py", "tools.py", base, float(meta["tool_timeout_s"]))
     domain = PackDomain(policy, tools, base)
-    tasks = _tasks(folder, tools, meta["user"] == "scripted")
+    tasks = _tasks(folder, tools, meta["user"] in ("scripted", "static"))
     guidelines_path = folder / "user_guidelines.md"
     guidelines = read_text(guidelines_path if guidelines_path.is_file() else DEFAULT_GUIDELINES,
                            what="pack: user guidelines")

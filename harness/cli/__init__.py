@@ -32,7 +32,7 @@ DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a s
                "benchmarks (see `mua eval --help`).")
 
 COMMANDS = ("eval", "score", "data", "leaderboard", "gate", "view", "review", "train", "sft", "export", "model",
-            "tasks", "play", "sweep", "users")
+            "tasks", "play", "sweep", "users", "study")
 
 
 class _Parser(argparse.ArgumentParser):

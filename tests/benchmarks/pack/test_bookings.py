@@ -146,3 +146,24 @@ def test_static_user_replays_the_reference_user_turns_whatever_the_agent_says():
     users = [m.content for m in silent.messages if m.role == "user"]
     assert users == [m.content for m in gold.messages if m.role == "user"]  # not asked, answered all the same
     assert silent.score.reward == 1.0
+
+
+def test_a_pack_whose_pack_json_says_static_plays_the_static_user(tmp_path):
+    """pack.json "user": "static" is the static user from the command line (mua study's static-user arm)."""
+    import shutil
+
+    copy = tmp_path / "bookings"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    meta = json.loads((copy / "pack.json").read_text())
+    (copy / "pack.json").write_text(json.dumps({**meta, "user": "static"}))
+    bench, reference = PackBenchmark(copy), PackBenchmark(EXAMPLE, static_user=True)
+    task = bench.load_tasks("tasks", "test")[0]
+    facts = task.evaluation["actions"][0]["arguments"]
+    agent = [[Message(role="assistant", content="Hello.")],
+             [booking(facts), Message(role="assistant", content="Booked.")]]
+    silent, expected = play(bench, task, ScriptedAgent(agent)), play(reference, task, ScriptedAgent(agent))
+    assert [m.content for m in silent.messages] == [m.content for m in expected.messages]
+    assert not bench.needs_user_model("tasks")
+    scripted = play(PackBenchmark(EXAMPLE), task, ScriptedAgent(agent))  # the answering user says less here
+    assert [m.content for m in scripted.messages if m.role == "user"] != \
+        [m.content for m in silent.messages if m.role == "user"]
