@@ -1,5 +1,5 @@
 """`mua eval` as a library call: open the benchmark and the models, check the run folder, record config.json,
-then hand the episodes to the scheduler. The jobs live apart: what a run is (eval_plan.py), playing one
+then hand the episodes to the scheduler. The jobs live apart: what a run is and its record (plan.py), playing one
 episode (eval_episode.py), scheduling, resume and the final files (schedule.py), the progress line (progress.py),
 summary.json (summary.py)."""
 from __future__ import annotations
@@ -10,17 +10,17 @@ from pathlib import Path
 
 from .build import Models, open_model
 from .errors import ConfigError
-from .eval_plan import EvalPlan, check_resumable, mua_version, planned, run_config, select_tasks
+from .plan import RunPlan, check_resumable, mua_version, planned, run_config, select_tasks
 from .registry import open_benchmark
 from .results import RunDir, write_json
 from .schedule import EvalOutcome, PendingRun, RunOptions, run_pending
 
-__all__ = ["EvalOutcome", "EvalPlan", "run_eval"]
+__all__ = ["EvalOutcome", "RunPlan", "run_eval"]
 
 log = logging.getLogger(__name__)
 
 
-async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
+async def run_eval(plan: RunPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
                    progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20,
                    stall_timeout_s: float = 120.0) -> EvalOutcome:
     """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped.

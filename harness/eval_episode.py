@@ -9,8 +9,8 @@ import time
 from .build import Models, UsageCounter, make_agent, make_user
 from .episodes import EpisodeRecord
 from .errors import ModelError, MuaError
-from .eval_plan import EvalPlan, jsonable
 from .interfaces import Benchmark
+from .plan import RunPlan, jsonable
 from .runner import run_episode
 from .seeds import episode_seed
 from .types import Task
@@ -24,7 +24,7 @@ def _failed(bench: Benchmark, task: Task, trial: int, seed: int, error: str) -> 
                              info={}, error=error)
 
 
-async def play_episode(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models: Models
+async def play_episode(bench: Benchmark, task: Task, trial: int, plan: RunPlan, models: Models
                        ) -> tuple[EpisodeRecord, float]:
     """The episode's record and its wall-clock seconds."""
     seed = episode_seed(plan.seed, task.subset, task.id, trial)

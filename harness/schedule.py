@@ -12,8 +12,8 @@ from .cost import RunCost
 from .episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode_index, keyed_index
 from .errors import ModelError
 from .eval_episode import play_episode
-from .eval_plan import EvalPlan
 from .interfaces import Benchmark
+from .plan import RunPlan
 from .progress import Progress, Tally
 from .results import JsonlAppender, RunDir, rewrite_in_order, write_json
 from .runs import Aggregate, declaration_of
@@ -48,7 +48,7 @@ class PendingRun:
     """Everything the scheduler needs: what to play, with what, into which folder, recorded as ``config``."""
 
     bench: Benchmark
-    plan: EvalPlan
+    plan: RunPlan
     tasks: dict[str, list[Task]]
     run: RunDir
     config: dict

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 
-from .batch import EvalPlan, run_eval  # the one entry point of a run; nothing else of batch is used
+from .batch import RunPlan, run_eval  # the one entry point of a run; nothing else of batch is used
 from .build import GOLD, ModelSpec
 from .errors import ConfigError, DataError, MuaError
 from .files import field as checked
@@ -70,7 +70,7 @@ class Sweep:
 @dataclass
 class Cell:
     name: str  # its folder under the root
-    plan: EvalPlan
+    plan: RunPlan
     data_dir: Optional[str]
     endpoints: list[str]  # the endpoints its models use (budget keys)
 
@@ -215,7 +215,7 @@ def cells(sweep: Sweep) -> list[Cell]:
                 raise ConfigError(f"two cells of the sweep would share the folder {name}: the same model and "
                                   "benchmark entry are listed twice")
             names.add(name)
-            plan = EvalPlan(benchmark=entry.benchmark, subsets=subsets, agent=model, user=sweep.user,
+            plan = RunPlan(benchmark=entry.benchmark, subsets=subsets, agent=model, user=sweep.user,
                             judge=sweep.judge, split=None if entry.all_tasks else (entry.split or cls.default_split),
                             trials=entry.trials or sweep.trials, seed=sweep.seed, task_ids=entry.task_ids,
                             limit=entry.limit)

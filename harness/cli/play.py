@@ -14,9 +14,8 @@ from ..catalog import find_task
 from ..data import resolve_data_dir
 from ..episodes import EpisodeRecord
 from ..errors import ConfigError
-from ..eval_plan import mua_version
 from ..interfaces import Agent, Benchmark, User
-from ..plan import protocol_record, role_record, run_protocol, under_protocol, user_spec
+from ..plan import mua_version, protocol_record, role_record, run_protocol, under_protocol, user_spec
 from ..play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
 from ..protocol import data_location
 from ..registry import open_benchmark
