@@ -7,12 +7,13 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import Callable, Optional
 
 from .build import Models, open_model
 from .errors import ConfigError
-from .plan import RunPlan, check_resumable, mua_version, planned, run_config, select_tasks
+from .plan import RunPlan, check_resumable, planned, run_config, select_tasks
 from .registry import open_benchmark
-from .results import RunDir, write_json
+from .results import RunDir
 from .schedule import EvalOutcome, PendingRun, RunOptions, run_pending
 
 __all__ = ["EvalOutcome", "RunPlan", "run_eval"]
@@ -22,13 +23,15 @@ log = logging.getLogger(__name__)
 
 async def run_eval(plan: RunPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
                    progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20,
-                   stall_timeout_s: float = 120.0) -> EvalOutcome:
+                   stall_timeout_s: float = 120.0, on_play: Optional[Callable[[], None]] = None) -> EvalOutcome:
     """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped.
 
     Every endpoint is checked once before the first episode. ``max_error_streak`` consecutive episodes failing
     on the model endpoint stop the run with a ModelError (0: never): an endpoint that is down should be
     reported once, not retried for hours, episode by episode. ``stall_timeout_s``: an endpoint that answers
     nothing for that long while requests wait stops the run (resumable) with a ModelError naming it (0: never).
+    ``on_play`` is called before the first episode is played (never for a run found finished:
+    ``EvalOutcome.finished_before``).
     """
     bench = open_benchmark(plan.benchmark, data_dir)
     plan, overrides = planned(bench, plan)
@@ -53,10 +56,8 @@ async def run_eval(plan: RunPlan, out: Path, data_dir: Path, *, concurrency: int
     models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
     try:
         config = run_config(bench, plan, tasks, models, overrides)
-        check_resumable(run, config)
-        await models.check_alive()
-        write_json(run.config, {"mua_version": mua_version(), **config})
+        check_resumable(run, config)  # the one "same run?" rule (plan.py), for `mua sweep` too
         options = RunOptions(concurrency, progress, retry_errors, max_error_streak, stall_timeout_s)
-        return await run_pending(PendingRun(bench, plan, tasks, run, config, models, options))
+        return await run_pending(PendingRun(bench, plan, tasks, run, config, models, options, on_play))
     finally:
         await models.aclose()

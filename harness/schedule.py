@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, cast
+from typing import Any, Callable, Iterator, Optional, cast
 
 from .build import Models
 from .cost import RunCost
@@ -13,7 +13,7 @@ from .episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode
 from .errors import ModelError
 from .eval_episode import play_episode
 from .interfaces import Benchmark
-from .plan import RunPlan
+from .plan import RunPlan, mua_version
 from .progress import Progress, Tally
 from .results import JsonlAppender, RunDir, rewrite_in_order, write_json
 from .runs import Aggregate, declaration_of
@@ -30,6 +30,7 @@ class EvalOutcome:
     ran: int = 0
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
+    finished_before: bool = False  # the folder held this run finished: nothing played, no endpoint asked
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class PendingRun:
     config: dict
     models: Models
     options: RunOptions
+    on_play: Optional[Callable[[], None]] = None  # called once the endpoints answer, before the first episode
 
 
 class Layout(Positions):
@@ -149,7 +151,8 @@ async def _play_all(player: _Player, pending: Iterator[int], job: PendingRun) ->
 
 
 async def run_pending(job: PendingRun) -> EvalOutcome:
-    """Play every episode of the run not already finished in its folder, then write summary.json."""
+    """Play every episode of the run not already finished in its folder (after checking the endpoints once),
+    then write summary.json; config.json is (re)written before either. A run found finished asks no endpoint."""
     layout = Layout(job.tasks, job.config["trials"])
     early = _aggregate(job, layout)  # filled while the file reads as final: a finished run is read once
     done = episode_index(job.run.episodes, layout.position, layout.size, in_order=early.add)
@@ -162,10 +165,16 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
             tally.add_status(done.status[p])
     outcome = EvalOutcome(summary={}, skipped=sum(kept))
     if outcome.skipped == layout.size and done.canonical:  # nothing to play, files already final
+        write_json(job.run.config, {"mua_version": mua_version(), **job.config})
+        outcome.finished_before = True
         outcome.summary = _summary(job, layout, done, complete=True, agg=early)
         write_json(job.run.summary, outcome.summary)
         return outcome
     del done, early
+    await job.models.check_alive()
+    write_json(job.run.config, {"mua_version": mua_version(), **job.config})
+    if job.on_play is not None:
+        job.on_play()
     pending = (p for p in range(layout.size) if not kept[p])  # drawn lazily by the workers, in config order
     progress = Progress(f"{job.bench.name}/{'+'.join(job.tasks)}", layout.size, outcome.skipped, tally,
                         job.options.progress, slots=job.options.concurrency)
