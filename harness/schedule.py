@@ -11,7 +11,7 @@ from .build import Models
 from .cost import RunCost
 from .episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode_index, keyed_index
 from .errors import ModelError
-from .eval_episode import play_episode
+from .eval_episode import play_one
 from .interfaces import Benchmark
 from .plan import RunPlan, mua_version
 from .progress import Progress, Tally
@@ -93,7 +93,7 @@ class _Player:
         task, trial = self.layout.episode(p)
         job = self.job
         clock = self.progress.episode_started()
-        record, seconds = await play_episode(job.bench, task, trial, job.plan, job.models)
+        record, seconds = await play_one(job.bench, job.plan, job.models, task, trial)
         self.episodes.append(record.row)
         self.timings.append({"subset": task.subset, "task_id": task.id, "trial": trial,
                              "seconds": round(seconds, 4)})

@@ -12,8 +12,8 @@ from ..agents import ModelAgent
 from ..build import Models, ModelSpec, describe, make_user, open_model
 from ..catalog import find_task
 from ..data import resolve_data_dir
-from ..episodes import EpisodeRecord
 from ..errors import ConfigError
+from ..eval_episode import episode_record
 from ..interfaces import Agent, Benchmark, User
 from ..plan import mua_version, protocol_record, role_record, run_protocol, under_protocol, user_spec
 from ..play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous)
     player.catch_up(result.messages if args.side == "user" else agent_view(result.messages))
     seed = episode_seed(args.seed, task.subset, task.id, 0)
-    _write(out, config, _record(bench, task, seed, result))
+    _write(out, config, episode_record(bench, task, 0, seed, result).row)
     score = result.score
     assert score is not None
     terminal.say(f"\nepisode over: {result.termination}; reward {score.reward}"
@@ -151,18 +151,6 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def _record(bench: Benchmark, task: Task, seed: int, result: EpisodeResult) -> dict:
-    """The episode's row, in the shape `mua eval` writes."""
-    score = result.score
-    assert score is not None
-    return EpisodeRecord.new(
-        benchmark=bench.name, subset=task.subset, task_id=task.id, trial=0, seed=seed, reward=score.reward,
-        components=score.components, termination=result.termination, turns=result.turns,
-        messages=[m.to_dict() for m in result.messages],
-        usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict()}, info=score.info,
-        error=None).row
 
 
 def _write(out: RunDir, config: dict, row: dict) -> None:
