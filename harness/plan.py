@@ -78,6 +78,21 @@ def under_protocol(official: RunProtocol, role: str, spec: Optional[ModelSpec]) 
     return replace(spec, params=params, seed=official.role(role).seed), [f"{role}.{k}" for k in changed]
 
 
+def roles_under_protocol(official: RunProtocol, specs: dict[str, Optional[ModelSpec]]
+                         ) -> tuple[dict[str, Optional[ModelSpec]], list[str]]:
+    """Each role's model as the run plays it (:func:`under_protocol`; the gold agent and roles no model plays
+    as they are), for every command that plays one (eval, sweep, play, train), and the overrides in role order."""
+    out: dict[str, Optional[ModelSpec]] = {}
+    overrides: list[str] = []
+    for role, spec in specs.items():
+        if spec is None or spec.gold:
+            out[role] = spec
+            continue
+        out[role], changed = under_protocol(official, role, spec)
+        overrides += changed
+    return out, overrides
+
+
 def departures(overrides: list[str]) -> list[str]:
     """The overrides that change what a model is asked (client options such as timeouts and retries do not)."""
     from .models import ENDPOINT_ONLY  # lazy: reading or planning a run needs no client
@@ -153,15 +168,8 @@ def with_protocol(plan: RunPlan, official: RunProtocol) -> tuple[RunPlan, list[s
     the official ones with the plan's (flags) on top, its seed sent as the protocol says, trials the
     protocol's unless given (one for the gold agent: it replays the same actions every trial). Also returns
     the overrides ("agent.temperature", "trials", ...)."""
-    overrides: list[str] = []
-    specs: dict[str, Any] = {}  # role -> Optional[ModelSpec]
-    for role in ROLES:
-        spec = getattr(plan, role)
-        if spec is None or spec.gold:
-            specs[role] = spec
-            continue
-        specs[role], changed = under_protocol(official, role, spec)  # the plan `mua train` applies too
-        overrides += changed
+    roles, overrides = roles_under_protocol(official, {role: getattr(plan, role) for role in ROLES})
+    specs: dict[str, Any] = dict(roles)  # role -> Optional[ModelSpec], as RunPlan's fields
     trials = plan.trials
     if trials is None:
         trials = 1 if plan.agent.gold else official.trials

@@ -6,16 +6,15 @@ import argparse
 import asyncio
 import signal
 from pathlib import Path
-from typing import Optional
 
 from ..agents import ModelAgent
-from ..build import Models, ModelSpec, describe, make_user, open_model
+from ..build import Models, describe, make_user, open_model
 from ..catalog import find_task
 from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..eval_episode import episode_record
 from ..interfaces import Agent, Benchmark, User
-from ..plan import mua_version, protocol_record, role_record, run_protocol, under_protocol, user_spec
+from ..plan import mua_version, protocol_record, role_record, roles_under_protocol, run_protocol, user_spec
 from ..play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
 from ..protocol import data_location
 from ..registry import open_benchmark
@@ -92,15 +91,12 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
                 terminal: Terminal) -> tuple[EpisodeResult, dict, Player]:
     official = run_protocol(bench, [task.subset])
     seed = episode_seed(args.seed, task.subset, task.id, 0)
-    specs: dict[str, Optional[ModelSpec]] = {}
-    overrides = [f"{args.side}.played_by_person"]
-    for role in ("agent", "user", "judge"):  # under the benchmark's protocol, as mua eval runs (plan.py)
-        spec = model_spec(args, role)
-        if role == "user" and args.side == "agent":  # the one named, else the benchmark's own, as in mua eval
-            spec, chosen = user_spec(bench, [task.subset], spec)
-            overrides += chosen
-        specs[role], changed = under_protocol(official, role, spec)
-        overrides += changed
+    named = {role: model_spec(args, role) for role in ("agent", "user", "judge")}
+    chosen: list[str] = []
+    if args.side == "agent":  # the user model named, else the benchmark's own, as in mua eval
+        named["user"], chosen = user_spec(bench, [task.subset], named["user"])
+    specs, changed = roles_under_protocol(official, named)  # as mua eval runs them (plan.py)
+    overrides = [f"{args.side}.played_by_person", *chosen, *changed]
     if args.side == "agent" and specs["agent"] is not None:
         raise ConfigError("--agent-model: you play the agent; to play the user against a model, add --as user")
     if args.side == "user" and specs["agent"] is None:
