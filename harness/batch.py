@@ -1,5 +1,5 @@
 """`mua eval` as a library call: open the benchmark and the models, check the run folder, record config.json,
-then hand the episodes to the scheduler. The jobs live apart: what a run is (eval_plan.py), playing one
+then hand the episodes to the scheduler. The jobs live apart: what a run is and its record (plan.py), playing one
 episode (eval_episode.py), scheduling, resume and the final files (schedule.py), the progress line (progress.py),
 summary.json (summary.py)."""
 from __future__ import annotations
@@ -7,28 +7,31 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+from typing import Callable, Optional
 
 from .build import Models, open_model
 from .errors import ConfigError
-from .eval_plan import EvalPlan, check_resumable, mua_version, planned, run_config, select_tasks
+from .plan import RunPlan, check_resumable, planned, run_config, select_tasks
 from .registry import open_benchmark
-from .results import RunDir, write_json
+from .results import RunDir
 from .schedule import EvalOutcome, PendingRun, RunOptions, run_pending
 
-__all__ = ["EvalOutcome", "EvalPlan", "run_eval"]
+__all__ = ["EvalOutcome", "RunPlan", "run_eval"]
 
 log = logging.getLogger(__name__)
 
 
-async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
+async def run_eval(plan: RunPlan, out: Path, data_dir: Path, *, concurrency: int = 8,
                    progress: bool = True, retry_errors: bool = True, max_error_streak: int = 20,
-                   stall_timeout_s: float = 120.0) -> EvalOutcome:
+                   stall_timeout_s: float = 120.0, on_play: Optional[Callable[[], None]] = None) -> EvalOutcome:
     """Run (or resume) an evaluation into ``out``. Finished (task, trial) pairs found there are skipped.
 
     Every endpoint is checked once before the first episode. ``max_error_streak`` consecutive episodes failing
     on the model endpoint stop the run with a ModelError (0: never): an endpoint that is down should be
     reported once, not retried for hours, episode by episode. ``stall_timeout_s``: an endpoint that answers
     nothing for that long while requests wait stops the run (resumable) with a ModelError naming it (0: never).
+    ``on_play`` is called before the first episode is played (never for a run found finished:
+    ``EvalOutcome.finished_before``).
     """
     bench = open_benchmark(plan.benchmark, data_dir)
     plan, overrides = planned(bench, plan)
@@ -53,10 +56,8 @@ async def run_eval(plan: EvalPlan, out: Path, data_dir: Path, *, concurrency: in
     models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
     try:
         config = run_config(bench, plan, tasks, models, overrides)
-        check_resumable(run, config)
-        await models.check_alive()
-        write_json(run.config, {"mua_version": mua_version(), **config})
+        check_resumable(run, config)  # the one "same run?" rule (plan.py), for `mua sweep` too
         options = RunOptions(concurrency, progress, retry_errors, max_error_streak, stall_timeout_s)
-        return await run_pending(PendingRun(bench, plan, tasks, run, config, models, options))
+        return await run_pending(PendingRun(bench, plan, tasks, run, config, models, options, on_play))
     finally:
         await models.aclose()

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Optional
 
 from .build import Models, UsageCounter, make_agent, make_user
 from .episodes import EpisodeRecord
 from .errors import ModelError, MuaError
-from .eval_plan import EvalPlan, jsonable
 from .interfaces import Benchmark
-from .runner import run_episode
+from .plan import RunPlan, jsonable
+from .runner import EpisodeResult, run_episode
 from .seeds import episode_seed
 from .types import Task
 
@@ -24,9 +25,10 @@ def _failed(bench: Benchmark, task: Task, trial: int, seed: int, error: str) -> 
                              info={}, error=error)
 
 
-async def play_episode(bench: Benchmark, task: Task, trial: int, plan: EvalPlan, models: Models
-                       ) -> tuple[EpisodeRecord, float]:
-    """The episode's record and its wall-clock seconds."""
+async def play_one(bench: Benchmark, plan: RunPlan, models: Models, task: Task, trial: int
+                   ) -> tuple[EpisodeRecord, float]:
+    """The one way `mua eval` (and `mua sweep`, through it) plays an episode of a run: the episode's record and
+    its wall-clock seconds."""
     seed = episode_seed(plan.seed, task.subset, task.id, trial)
     start = time.monotonic()
     try:
@@ -41,14 +43,19 @@ async def play_episode(bench: Benchmark, task: Task, trial: int, plan: EvalPlan,
     except Exception as e:  # a bug in one episode must not take the run down; it is recorded
         log.exception("episode %s/%s trial %d failed", task.subset, task.id, trial)
         return _failed(bench, task, trial, seed, f"{type(e).__name__}: {e}"), time.monotonic() - start
+    return episode_record(bench, task, trial, seed, result, judge), time.monotonic() - start
+
+
+def episode_record(bench: Benchmark, task: Task, trial: int, seed: int, result: EpisodeResult,
+                   judge: Optional[UsageCounter] = None) -> EpisodeRecord:
+    """The record of a played and scored episode (`mua eval`'s and `mua play`'s line of episodes.jsonl)."""
     score = result.score
     if score is None:  # run_episode scores unless asked not to
         raise RuntimeError("run_episode returned no score")
-    record = EpisodeRecord.new(
+    return EpisodeRecord.new(
         benchmark=bench.name, subset=task.subset, task_id=task.id, trial=trial, seed=seed,
         reward=score.reward, components=score.components, termination=result.termination, turns=result.turns,
         messages=[m.to_dict() for m in result.messages],
         usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict(),
                **({"judge": judge.usage.to_dict()} if judge is not None and judge.usage.requests else {})},
         info=jsonable(score.info), error=None)
-    return record, time.monotonic() - start

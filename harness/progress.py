@@ -105,8 +105,9 @@ class Progress:
     def __init__(self, label: str, total: int, done: int, tally: Tally, enabled: bool, slots: int = 1):
         self.tally = tally
         self.clock = EpisodeClock(total - done, slots)
-        self._bar: Optional[tqdm] = tqdm(total=total, initial=done, disable=not enabled, unit="ep",
-                                         dynamic_ncols=True, desc=label)
+        # disabled (--no-progress): no bar, nothing computed per episode
+        self._bar: Optional[tqdm] = tqdm(total=total, initial=done, unit="ep", dynamic_ncols=True,
+                                         desc=label) if enabled else None
         self._ticker: Optional[asyncio.Task] = asyncio.create_task(self._show_activity()) if enabled else None
 
     def line(self) -> str:
@@ -121,9 +122,9 @@ class Progress:
             if self._bar is not None:
                 self._bar.set_postfix_str(self.line(), refresh=True)
 
-    def episode_started(self) -> int:
-        """An episode began; the token goes back to :meth:`episode_done`."""
-        return self.clock.start()
+    def episode_started(self) -> Optional[int]:
+        """An episode began; the token goes back to :meth:`episode_done` (None while the bar is off)."""
+        return self.clock.start() if self._bar is not None else None
 
     def episode_done(self, token: Optional[int] = None) -> None:
         """After an episode's line is durable (the tally already counts it): advance and refresh the line."""

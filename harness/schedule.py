@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, cast
+from typing import Any, Callable, Iterator, Optional, cast
 
 from .build import Models
 from .cost import RunCost
 from .episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode_index, keyed_index
 from .errors import ModelError
-from .eval_episode import play_episode
-from .eval_plan import EvalPlan
+from .eval_episode import play_one
 from .interfaces import Benchmark
+from .plan import RunPlan, mua_version
 from .progress import Progress, Tally
 from .results import JsonlAppender, RunDir, rewrite_in_order, write_json
 from .runs import Aggregate, declaration_of
@@ -30,6 +30,7 @@ class EvalOutcome:
     ran: int = 0
     skipped: int = 0
     errors: list[str] = field(default_factory=list)
+    finished_before: bool = False  # the folder held this run finished: nothing played, no endpoint asked
 
 
 @dataclass(frozen=True)
@@ -48,12 +49,13 @@ class PendingRun:
     """Everything the scheduler needs: what to play, with what, into which folder, recorded as ``config``."""
 
     bench: Benchmark
-    plan: EvalPlan
+    plan: RunPlan
     tasks: dict[str, list[Task]]
     run: RunDir
     config: dict
     models: Models
     options: RunOptions
+    on_play: Optional[Callable[[], None]] = None  # called once the endpoints answer, before the first episode
 
 
 class Layout(Positions):
@@ -91,7 +93,7 @@ class _Player:
         task, trial = self.layout.episode(p)
         job = self.job
         clock = self.progress.episode_started()
-        record, seconds = await play_episode(job.bench, task, trial, job.plan, job.models)
+        record, seconds = await play_one(job.bench, job.plan, job.models, task, trial)
         self.episodes.append(record.row)
         self.timings.append({"subset": task.subset, "task_id": task.id, "trial": trial,
                              "seconds": round(seconds, 4)})
@@ -149,7 +151,8 @@ async def _play_all(player: _Player, pending: Iterator[int], job: PendingRun) ->
 
 
 async def run_pending(job: PendingRun) -> EvalOutcome:
-    """Play every episode of the run not already finished in its folder, then write summary.json."""
+    """Play every episode of the run not already finished in its folder (after checking the endpoints once),
+    then write summary.json; config.json is (re)written before either. A run found finished asks no endpoint."""
     layout = Layout(job.tasks, job.config["trials"])
     early = _aggregate(job, layout)  # filled while the file reads as final: a finished run is read once
     done = episode_index(job.run.episodes, layout.position, layout.size, in_order=early.add)
@@ -162,10 +165,16 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
             tally.add_status(done.status[p])
     outcome = EvalOutcome(summary={}, skipped=sum(kept))
     if outcome.skipped == layout.size and done.canonical:  # nothing to play, files already final
+        write_json(job.run.config, {"mua_version": mua_version(), **job.config})
+        outcome.finished_before = True
         outcome.summary = _summary(job, layout, done, complete=True, agg=early)
         write_json(job.run.summary, outcome.summary)
         return outcome
     del done, early
+    await job.models.check_alive()
+    write_json(job.run.config, {"mua_version": mua_version(), **job.config})
+    if job.on_play is not None:
+        job.on_play()
     pending = (p for p in range(layout.size) if not kept[p])  # drawn lazily by the workers, in config order
     progress = Progress(f"{job.bench.name}/{'+'.join(job.tasks)}", layout.size, outcome.skipped, tally,
                         job.options.progress, slots=job.options.concurrency)

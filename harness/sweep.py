@@ -1,8 +1,8 @@
 """Sweeps: every model x benchmark entry of one YAML file is a cell, run as one `mua eval` run into its own
 folder under one root. Cells run side by side, sharing one concurrency budget per endpoint (base URL): the
 episodes in flight against an endpoint, summed over the cells using it, never exceed its budget. Re-running
-the sweep resumes cell by cell: a finished cell (every episode recorded, none errored) is not run again, and a
-partial one resumes as `mua eval` does.
+the sweep resumes cell by cell as `mua eval` resumes a run (its one "same run?" rule, plan.py): a finished cell
+(every episode recorded, none errored) is not run again and asks no endpoint; a partial one resumes.
 
     out: results/sweep           # the root (--out overrides)
     concurrency: 8               # episodes in flight per endpoint, shared by the cells using it
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Optional
 
-from .batch import EvalPlan, run_eval  # the one entry point of a run; nothing else of batch is used
+from .batch import RunPlan, run_eval  # the one entry point of a run; nothing else of batch is used
 from .build import GOLD, ModelSpec
 from .errors import ConfigError, DataError, MuaError
 from .files import field as checked
@@ -70,7 +70,7 @@ class Sweep:
 @dataclass
 class Cell:
     name: str  # its folder under the root
-    plan: EvalPlan
+    plan: RunPlan
     data_dir: Optional[str]
     endpoints: list[str]  # the endpoints its models use (budget keys)
 
@@ -215,7 +215,7 @@ def cells(sweep: Sweep) -> list[Cell]:
                 raise ConfigError(f"two cells of the sweep would share the folder {name}: the same model and "
                                   "benchmark entry are listed twice")
             names.add(name)
-            plan = EvalPlan(benchmark=entry.benchmark, subsets=subsets, agent=model, user=sweep.user,
+            plan = RunPlan(benchmark=entry.benchmark, subsets=subsets, agent=model, user=sweep.user,
                             judge=sweep.judge, split=None if entry.all_tasks else (entry.split or cls.default_split),
                             trials=entry.trials or sweep.trials, seed=sweep.seed, task_ids=entry.task_ids,
                             limit=entry.limit)
@@ -260,23 +260,6 @@ def plan_budgets(sweep: Sweep, all_cells: list[Cell]) -> tuple[dict[str, int], d
 
 # -- running -------------------------------------------------------------------------------------------------
 
-def finished(folder: Path, cell: Cell) -> bool:
-    """Whether the cell's folder holds this cell's run with every episode recorded and none errored."""
-    if not (folder / "config.json").is_file():
-        return False
-    try:
-        run = read_run(folder)
-    except MuaError:
-        return False
-    config, plan = run.config, cell.plan
-    agent = config.get("agent") or {}
-    same = (config.get("benchmark") == plan.benchmark and config.get("subsets") == plan.subsets
-            and config.get("split") == plan.split and config.get("seed") == plan.seed
-            and agent.get("name") == plan.agent.name and agent.get("base_url") == plan.agent.base_url
-            and (plan.trials is None or config.get("trials") == plan.trials))
-    return same and run.complete and not run.errors and not run.torn_lines
-
-
 @dataclass
 class CellOutcome:
     cell: Cell
@@ -298,21 +281,21 @@ async def run_sweep(sweep: Sweep, root: Path, data_dir: Callable[[Optional[str]]
 
     async def one(cell: Cell) -> CellOutcome:
         folder = root / cell.name
-        if finished(folder, cell):
-            say(f"{cell.name}: finished before, not run again")
-            return CellOutcome(cell, "finished before")
         concurrency = share[cell.name]
         async with budgets.hold({e: concurrency for e in cell.endpoints}):
-            say(f"{cell.name}: running ({concurrency} in flight)")
             running[cell.name] = folder
-            try:
+            try:  # `mua eval`'s own resume: its one "same run?" rule decides whether the folder holds this cell
                 outcome = await run_eval(cell.plan, folder, data_dir(cell.data_dir), concurrency=concurrency,
-                                         progress=False)
+                                         progress=False,
+                                         on_play=lambda: say(f"{cell.name}: running ({concurrency} in flight)"))
             except MuaError as e:
                 say(f"{cell.name}: failed: {e}")
                 return CellOutcome(cell, "failed", error=str(e))
             finally:
                 running.pop(cell.name, None)
+        if outcome.finished_before:
+            say(f"{cell.name}: finished before, not run again")
+            return CellOutcome(cell, "finished before", summary=outcome.summary)
         s = outcome.summary
         status = "done" if s["complete"] and not s["errors"] else "incomplete"
         say(f"{cell.name}: {status}, {s['finished']}/{s['expected_episodes']} episodes, {s['errors']} errors")

@@ -22,7 +22,7 @@ from trl import GRPOConfig
 
 from mua.harness.build import ModelSpec
 from mua.harness.errors import ConfigError
-from mua.harness.plan import default_user_model, departures, run_protocol, under_protocol, user_spec
+from mua.harness.plan import default_user_model, departures, roles_under_protocol, run_protocol, user_spec
 from mua.harness.quiet import silence_unactionable
 from mua.harness.selection import read_split_file
 from mua.harness.urls import redact_url
@@ -345,10 +345,10 @@ def protocol_specs(cfg: TrainConfig, bench: Any) -> tuple[Optional[ModelSpec], O
     user, chosen = (None, []) if cfg.user_model == SCRIPTED else user_spec(bench, subsets, named)
     judge = ModelSpec(cfg.judge_model, cfg.judge_base_url, model_params(cfg.judge_params)) if cfg.judge_model \
         else None
-    user, user_changes = under_protocol(official, "user", user)
-    judge, judge_changes = under_protocol(official, "judge", judge)
-    overrides = chosen + user_changes + judge_changes
-    departed = departures(user_changes + judge_changes)
+    specs, changed = roles_under_protocol(official, {"user": user, "judge": judge})  # as mua eval runs them
+    user, judge = specs["user"], specs["judge"]
+    overrides = chosen + changed
+    departed = departures(changed)
     if departed and not cfg.allow_protocol_departure:
         said = "; ".join(f"{o} {_shown(o, user, judge)} (official {_official(o, official)})" for o in departed)
         raise ConfigError(f"{said}: this departs from {bench.name}'s run protocol, which `mua eval` scores with, so "

@@ -20,8 +20,8 @@ from transformers import TrainerCallback
 
 from mua.harness.batch import run_eval
 from mua.harness.build import ModelSpec
-from mua.harness.eval_plan import EvalPlan, planned, select_tasks
 from mua.harness.interfaces import Benchmark
+from mua.harness.plan import RunPlan, planned, select_tasks
 
 from .config import TrainConfig, protocol_specs
 from .hint import held_out
@@ -42,13 +42,13 @@ def eval_split(cfg: TrainConfig, bench: Benchmark) -> tuple[Optional[str], Optio
     return held_out(cfg, bench)
 
 
-def eval_plan(cfg: TrainConfig, bench: Benchmark, policy: Path) -> EvalPlan:
+def eval_plan(cfg: TrainConfig, bench: Benchmark, policy: Path) -> RunPlan:
     """The `mua eval` plan of one evaluation of the checkpoint ``policy``: the user and judge models training
     plays (under the benchmark's protocol), replies as long as in training."""
     user, judge, _ = protocol_specs(cfg, bench)
     split, task_ids = eval_split(cfg, bench)
     agent = ModelSpec(str(policy), params={"max_tokens": cfg.turn_tokens})
-    return EvalPlan(cfg.benchmark, list(cfg.subsets), agent, user=user, judge=judge, split=split, trials=1,
+    return RunPlan(cfg.benchmark, list(cfg.subsets), agent, user=user, judge=judge, split=split, trials=1,
                     seed=cfg.seed, task_ids=task_ids, limit=cfg.eval_limit)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 
 class Overlay:
@@ -54,6 +54,11 @@ class Overlay:
             return
         for key in self.keys(table):
             yield key, own[key] if key in own else self.base[table][key]
+
+    def unchanged(self, table: str) -> Optional[dict[str, Any]]:
+        """The shared base table when this episode changed none of its records (lookups may then use an index
+        built once over the base), else None."""
+        return None if self.changed.get(table) else self.base[table]
 
     def values(self, table: str) -> Iterator[Any]:
         return (record for _, record in self.items(table))

@@ -41,11 +41,13 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of ``command`` alone (a run imports only the modules of its own command;
+    `mua --help` and a misspelt command see them all)."""
     parser = _Parser(prog="mua", description=DESCRIPTION)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
+    for name in (command,) if command in COMMANDS else COMMANDS:
         importlib.import_module(f"{__name__}.{name}").register(sub)
     return parser
 
@@ -62,8 +64,9 @@ def _main(argv: list[str] | None) -> int:
     from .spelling import one_spelling
 
     silence_unactionable()  # library notices the user cannot act on, before any library is imported
-    parser = build_parser()
-    args, rest = parser.parse_known_args(one_spelling(sys.argv[1:] if argv is None else list(argv)))
+    argv = one_spelling(sys.argv[1:] if argv is None else list(argv))
+    parser = build_parser(argv[0] if argv else None)
+    args, rest = parser.parse_known_args(argv)
     if rest and not getattr(args, "passthrough", False):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.rest = rest  # a command with its own parser (train: TRL's) reads these

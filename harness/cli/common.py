@@ -10,8 +10,6 @@ from typing import Optional
 from ..build import ModelSpec, looks_like_path
 from ..errors import ConfigError
 from ..jsonl import BadLine, loads_line
-from ..models.openai_client import check_base_url, check_client_options
-from ..models.providers import key_env
 
 
 # -- numeric flags, checked as they are parsed (argparse reports a bad value in one line: see cli/__init__.py) --
@@ -148,6 +146,9 @@ def model_spec(args: argparse.Namespace, role: str, default_temperature: Optiona
     name = getattr(args, f"{role}_model") or getattr(args, "model", None)
     if not name:
         return None
+    from ..models.openai_client import check_base_url, check_client_options  # lazy: a gold run needs no client
+    from ..models.providers import key_env
+
     params = _params(role, getattr(args, f"{role}_params"))
     temperature = finite(f"--{role}-temperature", getattr(args, f"{role}_temperature"))
     if temperature is not None and temperature < 0:

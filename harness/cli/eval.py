@@ -5,7 +5,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from ..batch import EvalPlan, run_eval
+from ..batch import RunPlan, run_eval
 from ..build import GOLD, ModelSpec
 from ..cost import user_table
 from ..data import resolve_data_dir
@@ -79,14 +79,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> EvalPlan:
+def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> RunPlan:
     agent = ModelSpec.gold_agent() if args.agent == GOLD else model_spec(args, "agent")  # never by name
     if agent is None:
         raise ConfigError("choose an agent: --agent-model NAME_OR_PATH, or --agent gold")
     if (args.trials is not None and args.trials < 1) or args.concurrency < 1 or (
             args.limit is not None and args.limit < 1):
         raise ConfigError("--trials, --concurrency and --limit must be at least 1")
-    return EvalPlan(
+    return RunPlan(
         benchmark=args.benchmark,
         subsets=args.subset or list(bench_subsets),
         agent=agent,

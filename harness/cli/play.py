@@ -6,17 +6,15 @@ import argparse
 import asyncio
 import signal
 from pathlib import Path
-from typing import Optional
 
 from ..agents import ModelAgent
-from ..build import Models, ModelSpec, describe, make_user, open_model
+from ..build import Models, describe, make_user, open_model
 from ..catalog import find_task
 from ..data import resolve_data_dir
-from ..episodes import EpisodeRecord
 from ..errors import ConfigError
-from ..eval_plan import mua_version
+from ..eval_episode import episode_record
 from ..interfaces import Agent, Benchmark, User
-from ..plan import protocol_record, role_record, run_protocol, under_protocol, user_spec
+from ..plan import mua_version, protocol_record, role_record, roles_under_protocol, run_protocol, user_spec
 from ..play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
 from ..protocol import data_location
 from ..registry import open_benchmark
@@ -78,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, previous)
     player.catch_up(result.messages if args.side == "user" else agent_view(result.messages))
     seed = episode_seed(args.seed, task.subset, task.id, 0)
-    _write(out, config, _record(bench, task, seed, result))
+    _write(out, config, episode_record(bench, task, 0, seed, result).row)
     score = result.score
     assert score is not None
     terminal.say(f"\nepisode over: {result.termination}; reward {score.reward}"
@@ -93,15 +91,12 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
                 terminal: Terminal) -> tuple[EpisodeResult, dict, Player]:
     official = run_protocol(bench, [task.subset])
     seed = episode_seed(args.seed, task.subset, task.id, 0)
-    specs: dict[str, Optional[ModelSpec]] = {}
-    overrides = [f"{args.side}.played_by_person"]
-    for role in ("agent", "user", "judge"):  # under the benchmark's protocol, as mua eval runs (plan.py)
-        spec = model_spec(args, role)
-        if role == "user" and args.side == "agent":  # the one named, else the benchmark's own, as in mua eval
-            spec, chosen = user_spec(bench, [task.subset], spec)
-            overrides += chosen
-        specs[role], changed = under_protocol(official, role, spec)
-        overrides += changed
+    named = {role: model_spec(args, role) for role in ("agent", "user", "judge")}
+    chosen: list[str] = []
+    if args.side == "agent":  # the user model named, else the benchmark's own, as in mua eval
+        named["user"], chosen = user_spec(bench, [task.subset], named["user"])
+    specs, changed = roles_under_protocol(official, named)  # as mua eval runs them (plan.py)
+    overrides = [f"{args.side}.played_by_person", *chosen, *changed]
     if args.side == "agent" and specs["agent"] is not None:
         raise ConfigError("--agent-model: you play the agent; to play the user against a model, add --as user")
     if args.side == "user" and specs["agent"] is None:
@@ -152,18 +147,6 @@ async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def _record(bench: Benchmark, task: Task, seed: int, result: EpisodeResult) -> dict:
-    """The episode's row, in the shape `mua eval` writes."""
-    score = result.score
-    assert score is not None
-    return EpisodeRecord.new(
-        benchmark=bench.name, subset=task.subset, task_id=task.id, trial=0, seed=seed, reward=score.reward,
-        components=score.components, termination=result.termination, turns=result.turns,
-        messages=[m.to_dict() for m in result.messages],
-        usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict()}, info=score.info,
-        error=None).row
 
 
 def _write(out: RunDir, config: dict, row: dict) -> None:

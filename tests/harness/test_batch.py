@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from helpers.counter_bench import CounterBenchmark
 
-from mua.harness.batch import EvalPlan, run_eval
+from mua.harness.batch import RunPlan, run_eval
 from mua.harness.build import ModelSpec
 from mua.harness.episodes import latest_episodes
 from mua.harness.errors import ConfigError
@@ -31,7 +31,7 @@ def counter():
 
 def plan(**kw):
     base = dict(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec.gold_agent(), trials=2, seed=7)
-    return EvalPlan(**(base | kw))
+    return RunPlan(**(base | kw))
 
 
 def run(out, p=None, **kw):

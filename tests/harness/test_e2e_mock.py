@@ -8,7 +8,7 @@ import pytest
 from helpers.counter_bench import CounterBenchmark
 from mock_openai import Faults, MockOpenAI, by_model, text_reply, tool_call_reply
 
-from mua.harness.batch import EvalPlan, run_eval
+from mua.harness.batch import RunPlan, run_eval
 from mua.harness.build import ModelSpec
 from mua.harness.registry import register_benchmark
 
@@ -31,7 +31,7 @@ def user(request):
 
 def run(out: Path, base_url: str, timeout_s: float = 5.0):
     spec = dict(base_url=base_url, params={"timeout_s": timeout_s, "retry": FAST_RETRY})
-    plan = EvalPlan(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec("agent", **spec),
+    plan = RunPlan(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec("agent", **spec),
                     user=ModelSpec("user", **spec), trials=2, seed=3)
     return asyncio.run(run_eval(plan, out, Path("."), concurrency=8, progress=False))
 
@@ -67,7 +67,7 @@ def test_faults_do_not_change_results(tmp_path):
 def test_endpoint_down_records_errors_not_zero_scores(tmp_path):
     with MockOpenAI(faults=Faults(sequence=("503",) * 1000)) as url:  # up for the preflight, then failing
         spec = dict(base_url=url, params={"timeout_s": 2, "retry": {**FAST_RETRY, "max_attempts": 2}})
-        plan = EvalPlan(benchmark="counter", subsets=["easy"], agent=ModelSpec("agent", **spec),
+        plan = RunPlan(benchmark="counter", subsets=["easy"], agent=ModelSpec("agent", **spec),
                         user=ModelSpec("user", **spec))
         outcome = asyncio.run(run_eval(plan, tmp_path / "down", Path("."), progress=False))
     assert outcome.summary["errors"] == 6 and outcome.summary["overall"]["pass^1"] is None

@@ -209,15 +209,15 @@ def test_plot_writes_png(make_run, tmp_path):
 def test_fixture_writes_the_config_mua_eval_writes(make_run):
     """The synthetic runs these tests read must be in the format `mua eval` really writes."""
     from mua.harness.build import Models, ModelSpec
-    from mua.harness.eval_plan import EvalPlan, with_protocol
-    from mua.harness.eval_plan import run_config as _config
+    from mua.harness.plan import RunPlan, with_protocol
+    from mua.harness.plan import run_config as _config
     from mua.harness.registry import open_benchmark
     from mua.harness.types import Task
 
     path = make_run("spec", "tau2", {"retail": {"r0": [1]}}, model="Qwen/Qwen3-8B", user="u", split="test",
                     data_dir=Path("."))
     bench = open_benchmark("tau2", Path("."))
-    plan, _ = with_protocol(EvalPlan("tau2", ["retail"], ModelSpec("Qwen/Qwen3-8B"), user=ModelSpec("u"),
+    plan, _ = with_protocol(RunPlan("tau2", ["retail"], ModelSpec("Qwen/Qwen3-8B"), user=ModelSpec("u"),
                                      split="test", trials=1), bench.declared_protocol())
     real = _config(bench, plan, {"retail": [Task("r0", "tau2", "retail")]}, Models())
     written = json.loads((path / "config.json").read_text())

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mua.harness.cli import main
-from mua.harness.eval_plan import check_resumable
+from mua.harness.plan import check_resumable
 from mua.harness.results import RunDir
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/appointments"

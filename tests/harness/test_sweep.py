@@ -95,6 +95,23 @@ def test_two_by_two_sweep_prints_the_leaderboard_and_resumes_cell_by_cell(tmp_pa
         assert out.count("finished before") == 3 and "bad__counter: done, 6/6 episodes" in out
 
 
+def test_a_cell_folder_holding_another_run_is_refused_not_taken_as_finished(tmp_path, capsys):
+    """The sweep asks `mua eval`'s one "same run?" rule (plan.check_resumable): a finished folder of the same
+    agent, benchmark and seed played with another user simulator's settings is not this cell's run."""
+    mock = MockOpenAI(by_model({"good": agent(0), "bad": agent(1), "user": user}))
+    root = tmp_path / "root"
+    with mock as url:
+        file = write_sweep(tmp_path / "sweep.yaml", url)
+        code, out = sweep(capsys, file, root, tmp_path)
+        assert code == 0, out
+        first = mock.requests
+        file.write_text(file.read_text().replace("user: {name: user, base_url", "user: {name: user-2, base_url"))
+        code, out = sweep(capsys, file, root, tmp_path)
+        assert code != 0 and mock.requests == first and "finished before" not in out
+        for cell in ("good__counter", "good__slowcounter__hard", "bad__counter", "bad__slowcounter__hard"):
+            assert f"{cell}: failed: {root / cell} already holds a different run (differs in: protocol, user)" in out
+
+
 def test_cells_share_one_budget_per_endpoint(tmp_path):
     file = write_sweep(tmp_path / "sweep.yaml", "http://127.0.0.1:9/v1", concurrency=8)
     s = read_sweep(file)

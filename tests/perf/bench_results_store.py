@@ -11,7 +11,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ (helpers)
 from helpers.counter_bench import CounterBenchmark  # noqa: E402
 
-from mua.harness.batch import EvalPlan, run_eval  # noqa: E402
+from mua.harness.batch import RunPlan, run_eval  # noqa: E402
 from mua.harness.build import ModelSpec  # noqa: E402
 from mua.harness.registry import register_benchmark  # noqa: E402
 from mua.harness.runs import read_run  # noqa: E402
@@ -25,7 +25,7 @@ def cpu(fn):
 
 def main() -> None:
     register_benchmark(CounterBenchmark, n_tasks=2000)
-    plan = EvalPlan(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec("gold"), trials=4, seed=7)
+    plan = RunPlan(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec("gold"), trials=4, seed=7)
     out = Path(tempfile.mkdtemp()) / "r"
     eval_s = cpu(lambda: asyncio.run(run_eval(plan, out, Path("."), progress=False)))
     resume_s = cpu(lambda: asyncio.run(run_eval(plan, out, Path("."), progress=False)))

@@ -9,7 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ (helpers)
 from helpers.counter_bench import CounterBenchmark  # noqa: E402
 
-from mua.harness.batch import EvalPlan, run_eval  # noqa: E402
+from mua.harness.batch import RunPlan, run_eval  # noqa: E402
 from mua.harness.build import ModelSpec  # noqa: E402
 from mua.harness.registry import register_benchmark  # noqa: E402
 
@@ -47,7 +47,7 @@ class CountingReader:
 
 def main() -> None:
     register_benchmark(CounterBenchmark, n_tasks=500)
-    plan = EvalPlan(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec("gold"), trials=4, seed=7)
+    plan = RunPlan(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec("gold"), trials=4, seed=7)
     out = Path(tempfile.mkdtemp()) / "r"
     asyncio.run(run_eval(plan, out, Path("."), progress=False))
     episodes = out / "episodes.jsonl"

@@ -26,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
-from mua.harness.batch import EvalPlan, run_eval  # noqa: E402
+from mua.harness.batch import RunPlan, run_eval  # noqa: E402
 from mua.harness.build import ModelSpec  # noqa: E402
 from mua.harness.data import resolve_data_dir  # noqa: E402
 from mua.harness.registry import open_benchmark  # noqa: E402
@@ -63,9 +63,9 @@ def mock_cpu(base_url: str) -> float:
         return json.loads(r.read())["cpu_s"]
 
 
-def plan(base_url: str, limit: int, trials: int) -> EvalPlan:
+def plan(base_url: str, limit: int, trials: int) -> RunPlan:
     spec = dict(base_url=base_url, params={"timeout_s": 120})
-    return EvalPlan(benchmark="tau2", subsets=["retail"], split="base", limit=limit, trials=trials,
+    return RunPlan(benchmark="tau2", subsets=["retail"], split="base", limit=limit, trials=trials,
                     agent=ModelSpec("agent", **spec), user=ModelSpec("user", **spec))
 
 

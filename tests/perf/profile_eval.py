@@ -137,17 +137,17 @@ def breakdown(graph: CallGraph) -> list[tuple[str, float]]:
     chat = graph.total(h + "models/openai_client.py:chat")
     build = graph.edge(h + "models/openai_client.py:chat", h + "models/openai_client.py:request_payload") or \
         graph.edge(h + "models/openai_client.py:chat", "json/__init__.py:dumps")
-    parse = graph.edge(h + "models/openai_client.py:_attempt", "json/__init__.py:loads") + \
-        graph.edge(h + "models/openai_client.py:_attempt", h + "models/openai_client.py:parse_reply")
+    parse = graph.edge(h + "models/openai_client.py:_attempt", h + "models/openai_client.py:read_body") + \
+        graph.edge(h + "models/openai_client.py:_attempt", h + "models/openai_client.py:parse")
     http = graph.total(h + "models/openai_client.py:_attempt") - parse
     start = graph.edge(h + "runner.py:run_episode", ":start")
     score = graph.edge(h + "runner.py:run_episode", ":score")
     judge_chat = graph.edge(":judge_nl_assertions", h + "models/openai_client.py:chat")
     tools = graph.total(h + "runner.py:_execute")
-    play = graph.total(h + "eval_episode.py:play_episode")
-    episode = graph.edge(h + "eval_episode.py:play_episode", h + "runner.py:run_episode")
-    make = graph.edge(h + "eval_episode.py:play_episode", h + "build.py:make_agent") + \
-        graph.edge(h + "eval_episode.py:play_episode", h + "build.py:make_user")
+    play = graph.total(h + "eval_episode.py:play_one")
+    episode = graph.edge(h + "eval_episode.py:play_one", h + "runner.py:run_episode")
+    make = graph.edge(h + "eval_episode.py:play_one", h + "build.py:make_agent") + \
+        graph.edge(h + "eval_episode.py:play_one", h + "build.py:make_user")
     writes = graph.total(h + "results.py:append") + graph.total(h + "results.py:commit") + \
         graph.total(h + "schedule.py:_summary") + graph.total(h + "results.py:write_json")
     return [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Optional
 
 from .. import arithmetic
 from ..domain import Record
@@ -134,8 +135,40 @@ def find_user_id_by_name_zip(db: Overlay, first_name: str, last_name: str, zip: 
     raise ValueError("User not found")
 
 
+_EMAIL_INDEX: dict[int, tuple[dict, Optional[dict[str, str]]]] = {}  # id(base users) -> (base users, index)
+
+
+def _email_index(db: Overlay) -> Optional[dict[str, str]]:
+    """Lowercased email -> the first user id with it, in table order (what the scan below finds), built once per
+    shared base table; None where the scan must run: this episode changed a user, the table is empty, or a
+    record's email is not text (the scan's own error then surfaces only if it reaches that record)."""
+    users = db.unchanged("users")
+    if not users:
+        return None
+    cached = _EMAIL_INDEX.get(id(users))
+    if cached is None or cached[0] is not users:
+        cached = _EMAIL_INDEX[id(users)] = (users, _index_by_email(users))
+    return cached[1]
+
+
+def _index_by_email(users: dict) -> Optional[dict[str, str]]:
+    index: dict[str, str] = {}
+    for user_id, user in users.items():
+        address = user.get("email") if isinstance(user, dict) else None
+        if not isinstance(address, str):
+            return None
+        index.setdefault(address.lower(), user_id)
+    return index
+
+
 @TOOLS.tool("read")
 def find_user_id_by_email(db: Overlay, email: str):
+    index = _email_index(db)
+    if index is not None:  # the same answer as the scan, without reading every user each call
+        key = email.lower()
+        if key in index:
+            return index[key]
+        raise ValueError("User not found")
     wanted = None
     for user_id, user in db.items("users"):
         wanted = email.lower() if wanted is None else wanted  # once, but only once a record is read (as upstream)

@@ -64,3 +64,24 @@ def test_bad_tool_calls_are_errors_not_exceptions(data_dir):
     out = env.execute(ToolCall(id="4", name="get_order_details", arguments="{}"), requestor="user")
     assert out.error and out.content == "Error: User tools not available"
     assert domain.fingerprint(env.state()) == ()
+
+
+def test_find_user_by_email_index_answers_as_the_scan(data_dir):
+    """find_user_id_by_email reads an index of the shared users table built once; for every user's email (any
+    case) and an unknown one it answers what the upstream scan answers, which it still runs once the episode
+    has changed a user."""
+    from mua.benchmarks.tau2.retail import tools
+
+    domain = get_domain("retail", data_dir)
+    fresh, changed = Tau2Environment(domain, domain.new_state()), Tau2Environment(domain, domain.new_state())
+    users = list(changed.state().base["users"].items())
+    changed.state().for_write("users", users[0][0])  # this episode changed a user: the scan runs
+    assert tools._email_index(fresh.state()) is not None and tools._email_index(changed.state()) is None
+    for _, user in users[::7]:
+        first = next(u for u, r in users if r["email"].lower() == user["email"].lower())
+        for env in (fresh, changed):
+            assert env.call("find_user_id_by_email", {"email": user["email"].upper()}) == (first, False)
+    for env in (fresh, changed):
+        assert env.call("find_user_id_by_email", {"email": "nobody@example.com"}) == ("Error: User not found", True)
+        assert env.call("find_user_id_by_email", {"email": 7}) == ("Error: 'int' object has no attribute 'lower'",
+                                                                     True)
