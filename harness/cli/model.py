@@ -37,6 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the first N digits of every number become tokens saying the digit and its place in the "
                         "number (as Abacus embeddings do), so a tiny model learns to copy ids; such a checkpoint "
                         "runs on the transformers backend only")
+    t.add_argument("--name-places", type=_positive, default=None, metavar="N",
+                   help="the first N letters of every name (a capitalised word) become tokens saying the letter "
+                        "and its place in the name (2 to 24), so a tiny model copies surnames it never saw; "
+                        "transformers backend only")
     t.add_argument("--corpus", metavar="FILE",
                    help="a UTF-8 text file (e.g. a domain's training conversations) the tokenizer's merges are also "
                         "learnt from: its words become single tokens and its texts shorter")
@@ -79,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     path = build_tiny_checkpoint(args.out_dir, seed=args.seed, hidden_size=args.hidden_size,
                                  heads=args.heads, layers=args.layers, sliding_window=args.sliding_window,
                                  single_digits=args.single_digits,
-                                 digit_places=args.digit_places or 0, corpus_file=args.corpus)
+                                 digit_places=args.digit_places or 0, corpus_file=args.corpus,
+                                 name_places=args.name_places or 0)
     print(f"tiny checkpoint written to {path}; try: mua eval --benchmark NAME --limit 2 "
           f"--agent-model {path} --user-model ... (scores will be near zero)")
     return 0

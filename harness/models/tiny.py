@@ -28,6 +28,12 @@ VOCAB_SIZE = 1024
 # ordinary digits.
 DIGIT_PLACE_BASE = 0xE000
 DIGIT_PLACES = 8
+# Name-place tokens: in a name (a capital letter starting a word, followed by a small letter), letter L at place k
+# (0-based) is the private-use character NAME_PLACE_BASE + 26 k + L (A-Z at place 0, a-z after), one token each,
+# so copying a never-seen surname is matching places as for ids. Letters past the last place, or after a letter
+# outside a-z, stay ordinary text. The block starts past the most digit places allowed (20 x 10).
+NAME_PLACE_BASE = 0xE100
+MAX_NAME_PLACES = 24
 
 CHAT_TEMPLATE = HERMES_TEMPLATE  # the tiny model wears mua's Hermes-style template
 
@@ -71,46 +77,89 @@ def _digit_place_normalizers(places: int) -> list:
     return rules
 
 
-def _train_tokenizer(single_digits: bool = False, digit_places: int = 0, corpus: tuple[str, ...] = ()):
+def name_place_char(place: int, letter: str) -> str:
+    return chr(NAME_PLACE_BASE + 26 * place + ord(letter.lower()) - ord("a"))
+
+
+def name_place_letter(place: int, index: int) -> str:
+    """The letter a name-place character stands for: a capital at place 0, a small letter after."""
+    return chr((ord("A") if place == 0 else ord("a")) + index)
+
+
+def _name_place_normalizers(places: int) -> list:
+    """Replace rules writing each letter of a name as its name-place character, the last place first (as for
+    digits): when place k is rewritten, the capital and the k - 1 small letters before it are still plain. A name
+    starts after anything that is neither an ASCII letter nor a name-place character; its capital is rewritten
+    only when a place-1 character follows it (a capital alone, as in "I" or "ID", stays plain)."""
+    from tokenizers import Regex, normalizers
+
+    if not places:
+        return []
+    end = NAME_PLACE_BASE + 26 * places - 1
+    not_letter = f"[^A-Za-z\\x{{{NAME_PLACE_BASE:X}}}-\\x{{{end:X}}}]"
+    rules = []
+    for place in reversed(range(1, places)):
+        before = f"(?<=(?:^|{not_letter})[A-Z][a-z]{{{place - 1}}})"
+        rules += [normalizers.Replace(Regex(before + c), name_place_char(place, c))
+                  for c in "abcdefghijklmnopqrstuvwxyz"]
+    first, last = NAME_PLACE_BASE + 26, NAME_PLACE_BASE + 51
+    after = f"(?=[\\x{{{first:X}}}-\\x{{{last:X}}}])"
+    rules += [normalizers.Replace(Regex(f"(?<=^|{not_letter}){c}{after}"), name_place_char(0, c))
+              for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+    return rules
+
+
+def _place_chars(digit_places: int, name_places: int) -> list[tuple[str, str]]:
+    """Every place character with the text it stands for."""
+    return [(digit_place_char(p, d), str(d)) for p in range(digit_places) for d in range(10)] + [
+        (chr(NAME_PLACE_BASE + 26 * p + i), name_place_letter(p, i)) for p in range(name_places) for i in range(26)]
+
+
+def _train_tokenizer(single_digits: bool = False, digit_places: int = 0, corpus: tuple[str, ...] = (),
+                     name_places: int = 0):
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
     tok = Tokenizer(models.BPE())
     tok.normalizer = normalizers.NFC()  # as Qwen2's tokenizer, which transformers 5 loads this one as
-    if digit_places:
-        tok.normalizer = normalizers.Sequence([normalizers.NFC(), *_digit_place_normalizers(digit_places)])
+    if digit_places or name_places:
+        tok.normalizer = normalizers.Sequence([normalizers.NFC(), *_digit_place_normalizers(digit_places),
+                                               *_name_place_normalizers(name_places)])
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     if single_digits:  # every digit its own token: copying an id is then one token per character, as in Llama's
         tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
                                                      pre_tokenizers.ByteLevel(add_prefix_space=False)])
     tok.decoder = decoders.ByteLevel()
-    if digit_places:  # the place characters (added tokens, not byte-level) decode back to their digits
+    if digit_places or name_places:  # the place characters (added tokens, not byte-level) decode back to text
         tok.decoder = decoders.Sequence([decoders.ByteLevel(), *[
-            decoders.Replace(digit_place_char(p, d), str(d)) for p in range(digit_places) for d in range(10)]])
+            decoders.Replace(char, text) for char, text in _place_chars(digit_places, name_places)]])
     trainer = trainers.BpeTrainer(vocab_size=VOCAB_SIZE, special_tokens=[PAD, IM_START, IM_END],
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(_CORPUS * 4 + list(corpus), trainer=trainer)
     return tok
 
 
-def build_tiny_tokenizer(single_digits: bool = False, digit_places: int = 0, corpus: tuple[str, ...] = ()):
+def build_tiny_tokenizer(single_digits: bool = False, digit_places: int = 0, corpus: tuple[str, ...] = (),
+                         name_places: int = 0):
     """The tiny model's tokenizer (a ``PreTrainedTokenizerFast``) with its chat template; ``single_digits``:
     numbers are split into one token per digit; ``digit_places=N``: the first N digits of every number are tokens
     that say both the digit and its place in the number (as Abacus embeddings do), so copying an id from a tool
     result is matching places, which a tiny model learns from a few hundred demonstrations; ``corpus``: texts
     the BPE merges are also learnt from (a domain's conversations: its words become single tokens, as in a real
-    model's vocabulary, and its conversations about 40% shorter)."""
+    model's vocabulary, and its conversations about 40% shorter); ``name_places=N``: the first N letters of every
+    name (a capitalised word) are tokens saying the letter and its place, so a surname never seen in training is
+    copied by matching places, as an id is."""
     from tokenizers import AddedToken
     from transformers import PreTrainedTokenizerFast
 
-    extra = {KEEP_PIPELINE_KEY: True} if digit_places else {}
-    tok = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(single_digits, digit_places, corpus),
+    extra = {KEEP_PIPELINE_KEY: True} if digit_places or name_places else {}
+    tok = PreTrainedTokenizerFast(tokenizer_object=_train_tokenizer(single_digits, digit_places, corpus, name_places),
                                   bos_token=None,
                                   eos_token=IM_END, pad_token=PAD, clean_up_tokenization_spaces=False,
                                   model_max_length=32768, **extra)
     tok.add_tokens(list(TOOL_MARKERS))
-    if digit_places:  # matched after normalisation, where the place characters are
-        tok.add_tokens([AddedToken(digit_place_char(p, d), normalized=True, special=False)
-                        for p in range(digit_places) for d in range(10)])
+    if digit_places or name_places:  # matched after normalisation, where the place characters are
+        tok.add_tokens([AddedToken(char, normalized=True, special=False)
+                        for char, _ in _place_chars(digit_places, name_places)])
     tok.padding_side = "left"
     tok.chat_template = CHAT_TEMPLATE
     return tok
@@ -118,7 +167,8 @@ def build_tiny_tokenizer(single_digits: bool = False, digit_places: int = 0, cor
 
 def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int = 64, heads: int = 1,
                           layers: int = 2, sliding_window: int | None = None, single_digits: bool = False,
-                          digit_places: int = 0, corpus_file: str | Path | None = None) -> Path:
+                          digit_places: int = 0, corpus_file: str | Path | None = None,
+                          name_places: int = 0) -> Path:
     """Write a tiny random causal LM (Qwen2 architecture; by default hidden 64, one head of 64, 2 layers) and its
     tokenizer to ``out_dir``; returns the directory. Runs fully offline.
 
@@ -129,7 +179,11 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
     so that an id copied from a tool result is copied digit by digit (by default BPE merges digit pairs);
     ``digit_places=N`` writes the first N digits of every number as digit-and-place tokens (see
     :func:`build_tiny_tokenizer`; load such a checkpoint's tokenizer with harness/models/tokenizer.py);
-    ``corpus_file``: a UTF-8 text file the tokenizer's merges are also learnt from (its lines)."""
+    ``name_places=N`` does the same for the first N letters of every name, and starts the embedding of "letter L
+    at place k" as the sum of a vector for L and one for k, so that a letter seen at other places only, as in a
+    surname never seen in training, still shares its place with the letters around it (an ordinary embedding
+    matrix: the checkpoint is a plain Qwen2 one); ``corpus_file``: a UTF-8 text file the tokenizer's merges are
+    also learnt from (its lines)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -140,6 +194,8 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
         raise ConfigError(f"the sliding window must be at least 1 token, got {sliding_window}")
     if not 0 <= digit_places <= 20:
         raise ConfigError(f"digit places must be between 0 (off) and 20, got {digit_places}")
+    if name_places and not 2 <= name_places <= MAX_NAME_PLACES:
+        raise ConfigError(f"name places must be 0 (off) or between 2 and {MAX_NAME_PLACES}, got {name_places}")
     corpus = _read_corpus(corpus_file) if corpus_file is not None else ()
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -149,7 +205,7 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:  # a parent is a file, no permission, ...
         raise ConfigError(f"cannot create the checkpoint directory {out}: {exc.strerror or exc}") from None
-    tok = build_tiny_tokenizer(single_digits, digit_places, corpus)
+    tok = build_tiny_tokenizer(single_digits, digit_places, corpus, name_places)
     eos, pad = tok.convert_tokens_to_ids(IM_END), tok.convert_tokens_to_ids(PAD)
     # By default one attention head of 64: vLLM's CPU attention rejects head sizes below 32 (head_dim 16 fails).
     config = Qwen2Config(vocab_size=len(tok), hidden_size=hidden_size, intermediate_size=2 * hidden_size,
@@ -159,10 +215,30 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
                          sliding_window=sliding_window, max_window_layers=0)
     torch.manual_seed(seed)
     model = Qwen2ForCausalLM(config).to(torch.float32).eval()
+    if name_places:
+        _factor_name_place_embeddings(model, tok, name_places, seed)
     model.generation_config = GenerationConfig(eos_token_id=eos, pad_token_id=pad, do_sample=False)
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+def _factor_name_place_embeddings(model, tok, places: int, seed: int) -> None:
+    """Start the embedding of each name-place token as (letter vector + place vector) / sqrt 2, both drawn as the
+    model's own initialiser draws (normal, std ``initializer_range``), from a generator of their own seeded by
+    ``seed`` (the same seed, the same bytes)."""
+    import torch
+
+    std = model.config.initializer_range
+    gen = torch.Generator().manual_seed(seed)
+    width = model.config.hidden_size
+    letters = torch.randn(26, width, generator=gen) * std
+    place_vectors = torch.randn(places, width, generator=gen) * std
+    weight = model.get_input_embeddings().weight
+    with torch.no_grad():
+        for p in range(places):
+            ids = tok.convert_tokens_to_ids([chr(NAME_PLACE_BASE + 26 * p + i) for i in range(26)])
+            weight[ids] = (letters + place_vectors[p]) / 2 ** 0.5
 
 
 def _read_corpus(path: str | Path) -> tuple[str, ...]:

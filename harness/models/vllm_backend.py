@@ -74,8 +74,8 @@ class VllmChatModel(LocalChatModel):
 
         path = Path(path)
         if keeps_own_pipeline(path):  # vLLM's engine loads the tokenizer its own way and would drop the pipeline
-            raise ConfigError(f"{path}: its tokenizer (the tiny model's digit-place tokens) loads only with the "
-                              "transformers backend")
+            raise ConfigError(f"{path}: its tokenizer (the tiny model's digit- or name-place tokens) loads only with "
+                              "the transformers backend")
         vllm = import_vllm()
         if not (path / "config.json").is_file():
             raise ConfigError(f"{path} is not a checkpoint directory (no config.json)")

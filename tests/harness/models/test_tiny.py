@@ -289,3 +289,66 @@ def test_a_corpus_teaches_the_tokenizer_its_words_byte_identically_and_bad_corpo
         assert main(["model", "tiny", str(tmp_path / "x"), "--corpus", str(bad), "--overwrite"]) == 2
         err = capsys.readouterr().err
         assert why in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_name_places_give_each_letter_of_a_name_a_token_saying_its_place(tmp_path):
+    from mua.harness.cli import main
+    from mua.harness.models.tiny import NAME_PLACE_BASE, build_tiny_tokenizer
+    from mua.harness.models.tokenizer import load_tokenizer
+
+    tok = build_tiny_tokenizer(digit_places=8, name_places=4)
+    text = "Hi, I am Fonseca (ID 42), McRae O'Neil Zoë; fonseca"
+    ids = tok.encode(text)
+    assert tok.decode(ids) == text
+    pieces = tok.convert_ids_to_tokens(ids)
+    places = [divmod(ord(p) - NAME_PLACE_BASE, 26) for p in pieces
+              if len(p) == 1 and 0 <= ord(p) - NAME_PLACE_BASE < 26 * 4]
+    letters = "".join(chr(ord("A" if k == 0 else "a") + i) for k, i in places)
+    # Hi; Fons (past place 4: plain text); McRa (R is not small: M, c, then plain); Neil after the apostrophe; Zo
+    # (ë is outside a-z); "I", "ID" and the small "fonseca" are no names
+    assert letters == "Hi" + "Fons" + "Mc" + "Neil" + "Zo"
+    assert [k for k, _ in places] == [0, 1, 0, 1, 2, 3, 0, 1, 0, 1, 2, 3, 0, 1]
+    assert len(set(tok.encode("Anna"))) == 4  # the two n are different tokens: the same letter at two places
+
+    assert main(["model", "tiny", str(tmp_path / "t"), "--digit-places", "8", "--name-places", "4"]) == 0
+    loaded = load_tokenizer(tmp_path / "t")
+    assert loaded.encode(text) == ids and loaded.decode(ids) == text
+
+
+def test_name_place_checkpoints_are_byte_identical_per_seed_and_embed_letter_plus_place(tmp_path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from mua.harness.errors import ConfigError
+    from mua.harness.models.tiny import NAME_PLACE_BASE
+    from mua.harness.models.tokenizer import load_tokenizer
+
+    a = build_tiny_checkpoint(tmp_path / "a", seed=1, name_places=3)
+    assert digests(a) == digests(build_tiny_checkpoint(tmp_path / "b", seed=1, name_places=3))
+    assert digests(a) != digests(build_tiny_checkpoint(tmp_path / "c", seed=2, name_places=3))
+    weight = AutoModelForCausalLM.from_pretrained(a).get_input_embeddings().weight.detach()
+    tok = load_tokenizer(a)
+
+    def row(place, letter):
+        return weight[tok.convert_tokens_to_ids(chr(NAME_PLACE_BASE + 26 * place + letter))]
+
+    # letter + place: (a at 1) - (b at 1) == (a at 2) - (b at 2), which no independent draw would give
+    assert torch.allclose(row(1, 0) - row(1, 1), row(2, 0) - row(2, 1), atol=1e-6)
+    assert not torch.allclose(row(1, 0), row(2, 0))
+    for bad in (1, 25):
+        with pytest.raises(ConfigError, match="name places"):
+            build_tiny_checkpoint(tmp_path / f"bad{bad}", name_places=bad)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60).map(lambda s: unicodedata.normalize("NFC", s)))
+def test_name_place_tokenizer_round_trips_text_without_its_place_characters(text):
+    from mua.harness.models.tiny import DIGIT_PLACE_BASE, NAME_PLACE_BASE, build_tiny_tokenizer
+
+    text = "".join(c for c in text if not (DIGIT_PLACE_BASE <= ord(c) < DIGIT_PLACE_BASE + 80
+                                          or NAME_PLACE_BASE <= ord(c) < NAME_PLACE_BASE + 26 * 6))
+    if "names" not in _CACHED:
+        _CACHED["names"] = build_tiny_tokenizer(digit_places=8, name_places=6)
+    tok = _CACHED["names"]
+    for sample in (text, "Ana " + text + " Bo", text.title()):
+        assert tok.decode(tok(sample, add_special_tokens=False)["input_ids"]) == sample
