@@ -112,7 +112,7 @@ def train(args, pack: Path) -> tuple[Path, float, float]:
         write_corpus(lessons, corpus)
     tiny = args.out / "tiny"
     mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads, "--layers", args.layers,
-        "--digit-places", 8, "--seed", args.seed, "--overwrite",
+        "--digit-places", 8, "--name-places", args.name_places, "--seed", args.seed, "--overwrite",
         *(["--sliding-window", args.sliding_window] if args.sliding_window else []),
         *(["--corpus", corpus] if corpus else []))
     model = args.out / "user-model"
@@ -193,6 +193,9 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--prompt", choices=("replies", "scenario"), default="replies",
                     help="the user's system prompt: short guidelines and the scenario's replies one a line (default), "
                          "or the pack's own guidelines and tau2's scenario text")
+    ap.add_argument("--name-places", type=int, default=12,
+                    help="`mua model tiny --name-places`: names as letter-and-place tokens (the test split's names "
+                         "are none of the train split's)")
     ap.add_argument("--sliding-window", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1,
@@ -236,7 +239,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         wrong = tells_any(case, reply) if case.family in REFUSE else not reply_is_right(case, reply)
         if wrong and shown.get(case.family, 0) < args.show:
             shown[case.family] = shown.get(case.family, 0) + 1
-            print(f"wrong {case.family}: {case.message!r} (asks {', '.join(case.asked) or 'nothing'}) -> {reply!r}")
+            want = " / ".join(f.value for f in case.facts if f.kind in case.asked) or "no fact"
+            print(f"wrong {case.family}: {case.message!r} -> {reply!r} (wanted {want})")
 
     for name, scores in (("trained user", learned), ("scripted user", scripted)):
         right, natural = rates(scores, NATURAL)
