@@ -3,16 +3,22 @@ it never saw with the right fact, and refuse keyword-stuffed and template messag
 figures on the same messages beside it.
 
 One command, from the bookings example pack (the smallest):
-  1. a copy of the pack whose replies declare several phrasings each (``asks``, :data:`TRAIN_ASKS`) and whose
-     user is an LLM (pack.json ``"user": "llm"``), in OUT/pack;
-  2. lessons on its train split (benchmarks/pack/user_lessons.py: those phrasings, one to three facts a turn, and
-     messages that ask for nothing, answered with no fact) as `mua export --role user` rows, OUT/lessons.jsonl;
-  3. the tiny model (`mua model tiny`) fine-tuned on them with `mua sft` (OUT/user-model), timed: wall and CPU;
+  1. a copy of the pack whose replies declare several phrasings each (``asks``, :data:`TRAIN_ASKS`), whose user is
+     an LLM (pack.json ``"user": "llm"``) and, by default (``--prompt replies``), whose user prompt is short: the
+     one line of SHORT_GUIDELINES, then the scenario's opening and replies one a line under their kind (pack.json
+     ``"user_prompt": "replies"``), so that an answer is whole lines copied from the prompt; in OUT/pack-PROMPT;
+  2. lessons on its train split (benchmarks/pack/user_lessons.py: those phrasings, one to three facts a turn, every
+     fact asked ``--rounds`` times, and messages that ask for nothing, answered with no fact) as
+     `mua export --role user` rows, OUT/lessons.jsonl;
+  3. the tiny model (`mua model tiny`: hidden 64, 2 heads, 2 layers, digit places, ``--name-places`` 12 since the
+     test split's names are none of the train split's, tokenizer merges also learnt from the lessons) fine-tuned
+     on them with `mua sft` (OUT/user-model) on ``--threads`` 1 torch thread, timed: wall and CPU;
   4. the adversarial user suite (harness/user_suite.py, the pack's user_suite.json) on the pack's test split (tasks
      never trained on): natural questions never seen in training (families paraphrase and compound: one fact, or
      two or three in one sentence), and messages that ask for nothing (stuffing, template, chatter). The trained
      user (the pack's ``simulated_user`` on the local checkpoint as `--user-model` loads it, batched, shown the
-     agent's greeting first as in an episode) and the scripted user answer each case.
+     agent's greeting first as in an episode) and the scripted user answer each case; ``--show N`` prints N wrong
+     replies of the trained user per family.
 
 It prints, per user: held-out natural questions answered with exactly the asked facts; stuffed or template
 messages that got a fact; then every family. Exit 0 when the trained user answers >= 95% of the natural questions
@@ -52,9 +58,7 @@ TRAIN_ASKS = {
              "At what hour would you like to dine?", "When should the table be ready?"],
 }
 # The user's guidelines in the copy with --prompt replies (user_guidelines.md): short, as the scenario under them.
-SHORT_GUIDELINES = ("You are the customer. Answer the agent's question with the line under the fact it asks for, one "
-                    "line per fact asked; to a message that asks for none of them, say you are not sure what it needs. "
-                    "When the agent is done, reply ###STOP###.\n")
+SHORT_GUIDELINES = "You are the customer: answer the agent with the lines it asks for, else say you are not sure.\n"
 TARGET_RIGHT, TARGET_LEAK, TARGET_WALL_S = 0.95, 0.05, 600.0
 NATURAL = ("paraphrase", "compound")  # the suite's held-out natural questions: the right fact, and only it
 REFUSED = ("stuffing", "template")  # keyword-stuffed and template messages: no fact
@@ -182,13 +186,13 @@ def parse_args(argv: Optional[list[str]] = None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/user-model-check"))
     ap.add_argument("--user-model", type=Path, default=None, help="measure this checkpoint; no training")
-    ap.add_argument("--steps", type=int, default=600, help="SFT steps")
+    ap.add_argument("--steps", type=int, default=700, help="SFT steps")
     ap.add_argument("--batch", type=int, default=8, help="lessons per SFT step")
-    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--lessons-per-task", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=1, help="times a lesson asks for every fact")
-    ap.add_argument("--hidden-size", type=int, default=128)
-    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3, help="times a lesson asks for every fact")
+    ap.add_argument("--hidden-size", type=int, default=64)
+    ap.add_argument("--heads", type=int, default=2)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--prompt", choices=("replies", "scenario"), default="replies",
                     help="the user's system prompt: short guidelines and the scenario's replies one a line (default), "

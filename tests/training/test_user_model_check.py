@@ -76,3 +76,18 @@ def test_show_prints_the_trained_users_wrong_replies_with_the_wanted_facts(tmp_p
     assert "wrong paraphrase: 'Who am I speaking with?' -> 'Jonas.' (wanted Vera.)" in out
     assert "wrong template: 'Is name?' -> 'Vera.' (wanted no fact)" in out
     assert "Who is calling" not in out  # a right reply is not shown
+
+
+def test_the_derived_pack_declares_the_phrasings_and_the_short_replies_prompt(tmp_path):
+    from mua.benchmarks.pack import PackBenchmark
+
+    check = load_script()
+    bench = PackBenchmark(check.derive_pack(tmp_path, "replies"))
+    assert bench.pack.user == "llm" and bench.pack.user_prompt == "replies"
+    assert bench.pack.guidelines == check.SHORT_GUIDELINES
+    task = bench.load_tasks("tasks", "train")[0]
+    assert all(r["asks"] == check.TRAIN_ASKS[r["when"][0]] for r in task.scenario["replies"])
+    assert bench.user_prompt(task).endswith("\nname:\n" + task.scenario["replies"][0]["say"] + "\nsit:\n"
+                                            + task.scenario["replies"][1]["say"] + "\ntime:\n"
+                                            + task.scenario["replies"][2]["say"] + "\n</scenario>")
+    assert PackBenchmark(check.derive_pack(tmp_path, "scenario")).pack.user_prompt == "scenario"
