@@ -48,14 +48,17 @@ BOOKINGS = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/booki
 TRAIN_ASKS = {
     "name": ["What is your name?", "May I have your name?", "Who is the booking for?", "Could I get your name, please?",
              "What name is the table under?", "Can you tell me your name?", "Your name, please?",
-             "And what is the name for the reservation?"],
+             "And what is the name for the reservation?", "Who is calling, please?", "Whose name goes on the booking?",
+             "Can I take your name?", "What should I call you?"],
     "sit": ["Where would you like to sit?", "Which table would you prefer?", "Where do you want to be seated?",
             "Any seating wishes?", "What kind of table would you like?",
             "Which area would you like your table in?", "Where would you prefer to sit?",
-            "Inside or outside, where do you want your table?"],
+            "Inside or outside, where do you want your table?", "Do you want a particular table?",
+            "Tell me where you want to sit, please.", "Which seats should I hold for you?", "Where shall I put you?"],
     "time": ["At what time?", "What time would you like the table?", "When would you like to come?",
              "What time should I book it for?", "For what time?", "What time works for you?",
-             "At what hour would you like to dine?", "When should the table be ready?"],
+             "At what hour would you like to dine?", "When should the table be ready?", "What time is best for you?",
+             "When do you plan to arrive?", "At which time should I reserve?", "When shall we have it ready?"],
 }
 # The user's guidelines in the copy with --prompt replies (user_guidelines.md): short, as the scenario under them.
 SHORT_GUIDELINES = "You are the customer: answer the agent with the lines it asks for, else say you are not sure.\n"
