@@ -25,7 +25,7 @@ messages that got a fact; then every family. Exit 0 when the trained user answer
 right, gives a fact to <= 5% of the stuffed and template messages, and trained in under 600 s wall; 1 when a
 target is missed; 2 for a bad flag.
 
-    python tests/perf/user_model_check.py --out /tmp/user-check
+    python tests/perf/user_model_check.py --out /tmp/user-check --test-tasks 5 --show 3
     python tests/perf/user_model_check.py --out /tmp/user-check --user-model /tmp/user-check/user-model  # measure only
 """
 from __future__ import annotations
@@ -189,7 +189,7 @@ def parse_args(argv: Optional[list[str]] = None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/user-model-check"))
     ap.add_argument("--user-model", type=Path, default=None, help="measure this checkpoint; no training")
-    ap.add_argument("--steps", type=int, default=700, help="SFT steps")
+    ap.add_argument("--steps", type=int, default=1000, help="SFT steps")
     ap.add_argument("--batch", type=int, default=8, help="lessons per SFT step")
     ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--lessons-per-task", type=int, default=2)
