@@ -26,7 +26,7 @@ from ..tau2.tasks import Tau2Context
 from .environment import PackEnvironment
 from .loader import FILES, Pack, load_pack
 from .suite import pack_cases, task_facts, values_by_kind
-from .users import ScenarioUser, StaticUser, asked, asking_gold_agent, opening
+from .users import ScenarioUser, StaticUser, asked, asking_gold_agent, opening, replies_text
 
 SUBSET = "tasks"
 
@@ -99,8 +99,11 @@ class PackBenchmark(Tau2Benchmark):
         return self.pack.user_model
 
     def user_prompt(self, task: Task) -> str:
-        """The LLM user's system prompt: the pack's guidelines and the task's scenario."""
-        return f"{self.pack.guidelines}\n\n<scenario>\n{scenario_text(task.scenario)}\n</scenario>"
+        """The LLM user's system prompt: the pack's guidelines and the task's scenario (with pack.json
+        ``"user_prompt": "replies"``, its opening and replies one a line)."""
+        replies = self.pack.user_prompt == "replies" and task.scenario.get("replies")
+        text = replies_text(task.scenario) if replies else scenario_text(task.scenario)
+        return f"{self.pack.guidelines}\n\n<scenario>\n{text}\n</scenario>"
 
     def simulated_user(self, task: Task, model: ChatModel, seed: Optional[int] = None) -> User:
         return SimulatedUser(model, self.user_prompt(task), stop_markers=USER_STOP_MARKERS, seed=seed)

@@ -3,7 +3,9 @@
     PACK/
       pack.json     {"name": "bookings", "user": "scripted"}   user: "llm" (default), "scripted" or "static";
                     optional max_messages, max_errors, tool_timeout_s (seconds one tool call may take, 10);
-                    with "user": "llm", optional user_model: the LLM user's model (see ``_user_model``)
+                    with "user": "llm", optional user_model: the LLM user's model (see ``_user_model``);
+                    optional user_prompt: "scenario" (default: tau2's scenario text) or "replies" (the
+                    opening and each reply's words, one a line under its kind: ``users.py: replies_text``)
       policy.md     the agent's policy (goes into tau2's agent system prompt)
       db.json       {table: {key: record}}: the database the tools read and write
       tools.py      one plain Python function per tool: fn(db, arg: type, ...) with a docstring
@@ -37,6 +39,7 @@ from ..tau2.overlay import Overlay
 from .isolation import DEFAULT_TIMEOUT_S, load_tools
 
 USER_KINDS = ("llm", "scripted", "static")  # static: the scripted replies replayed in order (an ablation)
+USER_PROMPTS = ("scenario", "replies")  # what the LLM user's system prompt shows of a task (pack.json user_prompt)
 MAX_TOOL_TIMEOUT_S = 3600.0
 MAX_COUNT = 1_000_000  # max_messages, max_errors: beyond this a number is a mistake, not a budget
 BASIS = ("DB", "COMMUNICATE", "ACTION", "NL_ASSERTION")
@@ -74,6 +77,7 @@ class Pack:
     max_messages: int
     max_errors: int
     user_model: Optional[str] = None  # the LLM user's model when pack.json names one: a checkpoint path or a name
+    user_prompt: str = "scenario"  # one of USER_PROMPTS
 
 
 def _fail(where: str, what: str) -> DataError:
@@ -110,6 +114,9 @@ def _meta(folder: Path) -> dict:
         raise _fail("pack.json", f"field 'tool_timeout_s' must be a number of seconds in (0, {MAX_TOOL_TIMEOUT_S:g}]"
                                  f", got {limit!r}")
     meta["user_model"] = _user_model(meta, folder)
+    if meta.setdefault("user_prompt", "scenario") not in USER_PROMPTS:
+        raise _fail("pack.json", f"field 'user_prompt' must be one of {', '.join(USER_PROMPTS)}, got "
+                                 f"{meta['user_prompt']!r}")
     return meta
 
 
@@ -300,4 +307,4 @@ def _load(folder_name: str, stamps: tuple) -> Pack:
     return Pack(name=meta["name"], user=meta["user"], domain=domain, tasks=tasks,
                 splits=_splits(folder, {str(t["id"]) for t in tasks}), guidelines=guidelines,
                 max_messages=meta.get("max_messages", 201), max_errors=meta.get("max_errors", 10),
-                user_model=meta["user_model"])
+                user_model=meta["user_model"], user_prompt=meta["user_prompt"])

@@ -24,6 +24,8 @@ from .users import closing, opening
 CLARIFY = "Sorry, I am not sure what you need from me."
 # Bare template questions over the replies' keywords: what keyword stuffing looks like in question form.
 TEMPLATE_WORDS = ("is", "what", "which", "where", "when", "any", "your", "the")
+# Lead-ins put before a list of keywords: stuffing dressed as a request.
+LEAD_INS = ("Can I have", "I need", "Give me", "What are your", "Your", "Send me", "Need", "Which")
 SMALL_TALK = ("Lovely weather today, isn't it?", "Thank you for calling us.", "Did you know we renovated last year?",
               "One moment, please.", "Our kitchen closes late on weekends.", "How is your day going?")
 # Share of question turns preceded by a message that asks for nothing.
@@ -36,12 +38,14 @@ def phrasings(reply: dict) -> list[str]:
 
 
 def decoy(replies: list[dict], rng: random.Random) -> str:
-    """A message that asks for nothing: keywords stuffed into a list, into bare template questions, or small
-    talk."""
+    """A message that asks for nothing: keywords stuffed into a list (bare or after a lead-in), into bare template
+    questions, or small talk."""
     keys = [rng.choice(r["when"]) for r in replies]
     rng.shuffle(keys)
     keys = keys[:rng.randint(1, len(keys))]
-    kind = rng.randrange(4)
+    kind = rng.randrange(5)
+    if kind == 4:
+        return f"{rng.choice(LEAD_INS)} {rng.choice((' ', ', ')).join(keys)}{rng.choice('?.')}"
     if kind == 0:
         return " ".join(f"{rng.choice(TEMPLATE_WORDS).capitalize()} {k}?" for k in keys)
     if kind == 1:
@@ -51,33 +55,41 @@ def decoy(replies: list[dict], rng: random.Random) -> str:
     return rng.choice(SMALL_TALK)
 
 
-def lesson(scenario: dict, evaluation: Optional[dict], rng: random.Random) -> list[Message]:
-    """One conversation of a task, in the runner's form (agent turns as assistant, user turns as user)."""
+def lesson(scenario: dict, evaluation: Optional[dict], rng: random.Random, joiner: str = " ",
+           rounds: int = 1) -> list[Message]:
+    """One conversation of a task, in the runner's form (agent turns as assistant, user turns as user); the
+    facts of one answer are joined by ``joiner``; the agent asks for every fact ``rounds`` times (as an agent that
+    checks again: more answers to learn from per conversation)."""
     replies = [r for r in scenario.get("replies") or [] if phrasings(r)]
     messages = [Message(role="assistant", content=FIRST_AGENT_MESSAGE), Message(role="user", content=opening(scenario))]
-    order = list(range(len(replies)))
-    rng.shuffle(order)
-    while order:
-        turn = order[:rng.randint(1, len(order))]
-        order = order[len(turn):]
-        if rng.random() < DECOY_SHARE:
-            messages += [Message(role="assistant", content=decoy(replies, rng)), Message(role="user", content=CLARIFY)]
-        asked = " ".join(rng.choice(phrasings(replies[i])) for i in turn)
-        said = " ".join(replies[i]["say"] for i in sorted(turn))
-        messages += [Message(role="assistant", content=asked), Message(role="user", content=said)]
+    for _ in range(rounds):
+        order = list(range(len(replies)))
+        rng.shuffle(order)
+        while order:
+            turn = order[:rng.randint(1, len(order))]
+            order = order[len(turn):]
+            if rng.random() < DECOY_SHARE:
+                messages += [Message(role="assistant", content=decoy(replies, rng)),
+                             Message(role="user", content=CLARIFY)]
+            asked = " ".join(rng.choice(phrasings(replies[i])) for i in turn)
+            said = joiner.join(replies[i]["say"] for i in sorted(turn))
+            messages += [Message(role="assistant", content=asked), Message(role="user", content=said)]
     messages += [Message(role="assistant", content=closing(evaluation)), Message(role="user", content=STOP)]
     return messages
 
 
-def lesson_rows(bench, tasks: list[Task], per_task: int, seed: int) -> list[dict]:
+def lesson_rows(bench, tasks: list[Task], per_task: int, seed: int, rounds: int = 1) -> list[dict]:
     """``per_task`` lessons of each task as training rows, in the shape ``mua export --role user`` writes (the user
-    simulator's view of the pack, ``bench`` a ``PackBenchmark``); the same seed gives the same rows."""
+    simulator's view of the pack, ``bench`` a ``PackBenchmark``), each asking for every fact ``rounds`` times; the
+    same seed gives the same rows. Under pack.json
+    ``"user_prompt": "replies"`` an answer's facts are one a line, as the prompt writes them (copied whole)."""
+    joiner = "\n" if bench.pack.user_prompt == "replies" else " "
     rows = []
     for task in tasks:
         prompt = bench.user_prompt(task)
         for k in range(per_task):
             rng = random.Random(f"{seed}/{task.id}/{k}")
-            view = user_view(prompt, lesson(task.scenario, task.evaluation, rng))
+            view = user_view(prompt, lesson(task.scenario, task.evaluation, rng, joiner, rounds))
             rows.append({"benchmark": bench.name, "subset": task.subset, "task_id": task.id, "role": "user",
                          "trial": k, "split": task.split, **user_columns(view, "[]"), "reward": None,
                          "termination": "user_stop"})

@@ -61,6 +61,16 @@ def opening(scenario: dict) -> str:
     return str(instructions.get("reason_for_call") if isinstance(instructions, dict) else instructions)
 
 
+def replies_text(scenario: dict) -> str:
+    """A scenario as its opening and its replies' words, each on its own line under its kind (a reply's first
+    ``when`` keyword): the short scenario of pack.json ``"user_prompt": "replies"``, from which a user answers by
+    copying whole lines."""
+    lines = ["opening:", opening(scenario)]
+    for reply in scenario.get("replies") or []:
+        lines += [f"{reply['when'][0]}:", str(reply["say"])]
+    return "\n".join(lines)
+
+
 def _is_request(said: list[str]) -> bool:
     """Rule 1: whether the words of a sentence ending in "?" make a grammatical request (see the module doc)."""
     opening_word = next((w for w in said if w not in LEAD_INS), None)

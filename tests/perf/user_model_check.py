@@ -3,23 +3,29 @@ it never saw with the right fact, and refuse keyword-stuffed and template messag
 figures on the same messages beside it.
 
 One command, from the bookings example pack (the smallest):
-  1. a copy of the pack whose replies declare several phrasings each (``asks``, :data:`TRAIN_ASKS`) and whose
-     user is an LLM (pack.json ``"user": "llm"``), in OUT/pack;
-  2. lessons on its train split (benchmarks/pack/user_lessons.py: those phrasings, one to three facts a turn, and
-     messages that ask for nothing, answered with no fact) as `mua export --role user` rows, OUT/lessons.jsonl;
-  3. the tiny model (`mua model tiny`) fine-tuned on them with `mua sft` (OUT/user-model), timed: wall and CPU;
+  1. a copy of the pack whose replies declare several phrasings each (``asks``, :data:`TRAIN_ASKS`), whose user is
+     an LLM (pack.json ``"user": "llm"``) and, by default (``--prompt replies``), whose user prompt is short: the
+     one line of SHORT_GUIDELINES, then the scenario's opening and replies one a line under their kind (pack.json
+     ``"user_prompt": "replies"``), so that an answer is whole lines copied from the prompt; in OUT/pack-PROMPT;
+  2. lessons on its train split (benchmarks/pack/user_lessons.py: those phrasings, one to three facts a turn, every
+     fact asked ``--rounds`` times, and messages that ask for nothing, answered with no fact) as
+     `mua export --role user` rows, OUT/lessons.jsonl;
+  3. the tiny model (`mua model tiny`: hidden 64, 2 heads, 2 layers, digit places, ``--name-places`` 12 since the
+     test split's names are none of the train split's, tokenizer merges also learnt from the lessons) fine-tuned
+     on them with `mua sft` (OUT/user-model) on ``--threads`` 1 torch thread, timed: wall and CPU;
   4. the adversarial user suite (harness/user_suite.py, the pack's user_suite.json) on the pack's test split (tasks
      never trained on): natural questions never seen in training (families paraphrase and compound: one fact, or
      two or three in one sentence), and messages that ask for nothing (stuffing, template, chatter). The trained
      user (the pack's ``simulated_user`` on the local checkpoint as `--user-model` loads it, batched, shown the
-     agent's greeting first as in an episode) and the scripted user answer each case.
+     agent's greeting first as in an episode) and the scripted user answer each case; ``--show N`` prints N wrong
+     replies of the trained user per family.
 
 It prints, per user: held-out natural questions answered with exactly the asked facts; stuffed or template
 messages that got a fact; then every family. Exit 0 when the trained user answers >= 95% of the natural questions
 right, gives a fact to <= 5% of the stuffed and template messages, and trained in under 600 s wall; 1 when a
 target is missed; 2 for a bad flag.
 
-    python tests/perf/user_model_check.py --out /tmp/user-check
+    python tests/perf/user_model_check.py --out /tmp/user-check --test-tasks 5 --show 3
     python tests/perf/user_model_check.py --out /tmp/user-check --user-model /tmp/user-check/user-model  # measure only
 """
 from __future__ import annotations
@@ -42,15 +48,20 @@ BOOKINGS = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/booki
 TRAIN_ASKS = {
     "name": ["What is your name?", "May I have your name?", "Who is the booking for?", "Could I get your name, please?",
              "What name is the table under?", "Can you tell me your name?", "Your name, please?",
-             "And what is the name for the reservation?"],
+             "And what is the name for the reservation?", "Who is calling, please?", "Whose name goes on the booking?",
+             "Can I take your name?", "What should I call you?"],
     "sit": ["Where would you like to sit?", "Which table would you prefer?", "Where do you want to be seated?",
             "Any seating wishes?", "What kind of table would you like?",
             "Which area would you like your table in?", "Where would you prefer to sit?",
-            "Inside or outside, where do you want your table?"],
+            "Inside or outside, where do you want your table?", "Do you want a particular table?",
+            "Tell me where you want to sit, please.", "Which seats should I hold for you?", "Where shall I put you?"],
     "time": ["At what time?", "What time would you like the table?", "When would you like to come?",
              "What time should I book it for?", "For what time?", "What time works for you?",
-             "At what hour would you like to dine?", "When should the table be ready?"],
+             "At what hour would you like to dine?", "When should the table be ready?", "What time is best for you?",
+             "When do you plan to arrive?", "At which time should I reserve?", "When shall we have it ready?"],
 }
+# The user's guidelines in the copy with --prompt replies (user_guidelines.md): short, as the scenario under them.
+SHORT_GUIDELINES = "You are the customer: answer the agent with the lines it asks for, else say you are not sure.\n"
 TARGET_RIGHT, TARGET_LEAK, TARGET_WALL_S = 0.95, 0.05, 600.0
 NATURAL = ("paraphrase", "compound")  # the suite's held-out natural questions: the right fact, and only it
 REFUSED = ("stuffing", "template")  # keyword-stuffed and template messages: no fact
@@ -64,9 +75,10 @@ def mua(*argv) -> None:
         raise SystemExit(f"user-model check: `mua {' '.join(map(str, argv))}` exited {code}")
 
 
-def derive_pack(out: Path) -> Path:
-    """The bookings pack with TRAIN_ASKS declared on its replies and an LLM user (written once)."""
-    pack = out / "pack"
+def derive_pack(out: Path, prompt: str) -> Path:
+    """The bookings pack with TRAIN_ASKS declared on its replies and an LLM user whose prompt is ``prompt`` (pack.json
+    user_prompt; with "replies" also SHORT_GUIDELINES), written once per prompt form."""
+    pack = out / f"pack-{prompt}"
     if pack.exists():
         return pack
     staging = out / "pack.tmp"
@@ -78,18 +90,20 @@ def derive_pack(out: Path) -> Path:
             reply["asks"] = TRAIN_ASKS[reply["when"][0]]
     (staging / "tasks.json").write_text("[\n" + ",\n".join(json.dumps(t) for t in tasks) + "\n]\n", encoding="utf-8")
     meta = json.loads((staging / "pack.json").read_text(encoding="utf-8"))
-    (staging / "pack.json").write_text(json.dumps({**meta, "user": "llm"}), encoding="utf-8")
+    (staging / "pack.json").write_text(json.dumps({**meta, "user": "llm", "user_prompt": prompt}), encoding="utf-8")
+    if prompt == "replies":
+        (staging / "user_guidelines.md").write_text(SHORT_GUIDELINES, encoding="utf-8")
     staging.rename(pack)
     return pack
 
 
-def write_lessons(pack: Path, path: Path, per_task: int, seed: int) -> int:
+def write_lessons(pack: Path, path: Path, per_task: int, seed: int, rounds: int = 1) -> int:
     from mua.benchmarks.pack import PackBenchmark
     from mua.benchmarks.pack.user_lessons import lesson_rows
     from mua.harness.export import write_dataset
 
     bench = PackBenchmark(pack)
-    rows = lesson_rows(bench, bench.load_tasks("tasks", "train"), per_task, seed)
+    rows = lesson_rows(bench, bench.load_tasks("tasks", "train"), per_task, seed, rounds)
     write_dataset(rows, path, "jsonl")
     return len(rows)
 
@@ -97,7 +111,7 @@ def write_lessons(pack: Path, path: Path, per_task: int, seed: int) -> int:
 def train(args, pack: Path) -> tuple[Path, float, float]:
     """The tiny user model fine-tuned on the lessons; (its folder, wall seconds, CPU seconds of this process)."""
     lessons = args.out / "lessons.jsonl"
-    count = write_lessons(pack, lessons, args.lessons_per_task, args.seed)
+    count = write_lessons(pack, lessons, args.lessons_per_task, args.seed, args.rounds)
     print(f"user-model check: {count} lessons -> {lessons}", flush=True)
     wall, cpu = time.monotonic(), time.process_time()
     corpus = args.out / "corpus.txt" if args.corpus else None
@@ -105,7 +119,7 @@ def train(args, pack: Path) -> tuple[Path, float, float]:
         write_corpus(lessons, corpus)
     tiny = args.out / "tiny"
     mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads, "--layers", args.layers,
-        "--digit-places", 8, "--seed", args.seed, "--overwrite",
+        "--digit-places", 8, "--name-places", args.name_places, "--seed", args.seed, "--overwrite",
         *(["--sliding-window", args.sliding_window] if args.sliding_window else []),
         *(["--corpus", corpus] if corpus else []))
     model = args.out / "user-model"
@@ -127,16 +141,19 @@ def write_corpus(lessons: Path, path: Path) -> None:
 
 
 class Greeted:
-    """A user shown the agent's greeting first, as in every pack episode (the suite starts at the opening)."""
+    """A user shown the agent's greeting first, as in every pack episode (the suite starts at the opening); each
+    reply is also kept in ``said`` with its case (for the replies shown with --show)."""
 
-    def __init__(self, user):
-        self.user, self.usage = user, user.usage
+    def __init__(self, user, case, said: list):
+        self.user, self.usage, self.case, self.said = user, user.usage, case, said
 
     async def respond(self, messages, tools):
         from mua.benchmarks.tau2.prompts import FIRST_AGENT_MESSAGE
         from mua.harness.types import Message
 
-        return await self.user.respond([Message(role="assistant", content=FIRST_AGENT_MESSAGE), *messages], tools)
+        reply = await self.user.respond([Message(role="assistant", content=FIRST_AGENT_MESSAGE), *messages], tools)
+        self.said.append((self.case, reply.text if reply is not None else ""))
+        return reply
 
     def is_stop(self, message) -> bool:
         return self.user.is_stop(message)
@@ -147,9 +164,10 @@ def rates(scores: dict, families: tuple[str, ...]) -> tuple[int, int]:
     return sum(scores[f].hits for f in families if f in scores), sum(scores[f].cases for f in families if f in scores)
 
 
-def measure(pack: Path, model_dir: Path, test_tasks: Optional[int]) -> tuple[dict, dict]:
+def measure(pack: Path, model_dir: Path, test_tasks: Optional[int], said: list) -> tuple[dict, dict]:
     """The suite's scores (harness/user_suite.py) of the trained user and of the scripted user, on the pack's test
-    split; refused when a natural question of the suite is a training phrasing."""
+    split (the trained user's replies appended to ``said`` as (case, reply)); refused when a natural question of
+    the suite is a training phrasing."""
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models import make_chat_model
     from mua.harness.user_suite import score_user, suite
@@ -162,7 +180,7 @@ def measure(pack: Path, model_dir: Path, test_tasks: Optional[int]) -> tuple[dic
         why = f"include training phrasings: {'; '.join(seen)}" if seen else "are missing (no user_suite.json)"
         raise SystemExit(f"user-model check: the suite's natural questions {why}")
     model = make_chat_model(str(model_dir), max_new_tokens=32, max_batch=64, temperature=0.0)
-    learned = score_user(lambda c: Greeted(bench.simulated_user(c.task, model, seed=0)), cases, concurrency=64)
+    learned = score_user(lambda c: Greeted(bench.simulated_user(c.task, model, seed=0), c, said), cases, concurrency=64)
     scripted = score_user(lambda c: bench.gold_user(c.task), cases)
     return learned, scripted
 
@@ -171,21 +189,33 @@ def parse_args(argv: Optional[list[str]] = None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/user-model-check"))
     ap.add_argument("--user-model", type=Path, default=None, help="measure this checkpoint; no training")
-    ap.add_argument("--steps", type=int, default=600, help="SFT steps")
+    ap.add_argument("--steps", type=int, default=1000, help="SFT steps")
     ap.add_argument("--batch", type=int, default=8, help="lessons per SFT step")
-    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--lessons-per-task", type=int, default=2)
-    ap.add_argument("--hidden-size", type=int, default=128)
-    ap.add_argument("--heads", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3, help="times a lesson asks for every fact")
+    ap.add_argument("--hidden-size", type=int, default=64)
+    ap.add_argument("--heads", type=int, default=2)
     ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--prompt", choices=("replies", "scenario"), default="replies",
+                    help="the user's system prompt: short guidelines and the scenario's replies one a line (default), "
+                         "or the pack's own guidelines and tau2's scenario text")
+    ap.add_argument("--name-places", type=int, default=12,
+                    help="`mua model tiny --name-places`: names as letter-and-place tokens (the test split's names "
+                         "are none of the train split's)")
     ap.add_argument("--sliding-window", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads (default 1: the tiny model's matrices are too small to split, and on a shared "
+                         "2-core machine a second thread spin-waits: 2 s of CPU a step instead of 0.09 s)")
     ap.add_argument("--no-corpus", dest="corpus", action="store_false",
                     help="the tiny tokenizer's merges from its built-in text only (default: also from the lessons)")
     ap.add_argument("--test-tasks", type=int, default=None, help="test-split tasks in the suite (default: all)")
+    ap.add_argument("--show", type=int, default=0, help="print up to N wrong replies of the trained user per family")
     args = ap.parse_args(argv)
-    if min(args.steps, args.batch, args.lessons_per_task) < 1 or args.lr <= 0:
-        print("user-model check: --steps, --batch and --lessons-per-task must be at least 1, --lr above 0",
+    if min(args.steps, args.batch, args.lessons_per_task, args.rounds, args.threads) < 1 or args.lr <= 0 or args.show < 0:
+        print("user-model check: --steps, --batch, --lessons-per-task, --rounds and --threads must be at least 1, --lr above 0, --show "
+              "at least 0",
               file=sys.stderr)
         raise SystemExit(2)
     if args.user_model is not None and not (args.user_model / "config.json").is_file():
@@ -197,15 +227,27 @@ def parse_args(argv: Optional[list[str]] = None):
 def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    pack = derive_pack(args.out)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    pack = derive_pack(args.out, args.prompt)
     wall = cpu = None
     model = args.user_model
     if model is None:
         model, wall, cpu = train(args, pack)
         print(f"user-model check: trained in {wall:.0f} s wall, {cpu:.0f} s CPU (this process, all threads) "
               f"-> {model}", flush=True)
-    learned, scripted = measure(pack, model, args.test_tasks)
-    from mua.harness.user_suite import suite_lines
+    said: list = []
+    learned, scripted = measure(pack, model, args.test_tasks, said)
+    from mua.harness.user_suite import REFUSE, reply_is_right, suite_lines, tells_any
+
+    shown: dict[str, int] = {}
+    for case, reply in said:
+        wrong = tells_any(case, reply) if case.family in REFUSE else not reply_is_right(case, reply)
+        if wrong and shown.get(case.family, 0) < args.show:
+            shown[case.family] = shown.get(case.family, 0) + 1
+            want = " / ".join(f.value for f in case.facts if f.kind in case.asked) or "no fact"
+            print(f"wrong {case.family}: {case.message!r} -> {reply!r} (wanted {want})")
 
     for name, scores in (("trained user", learned), ("scripted user", scripted)):
         right, natural = rates(scores, NATURAL)

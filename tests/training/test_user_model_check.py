@@ -37,16 +37,57 @@ def test_a_missed_target_exits_1_and_both_users_are_printed(tmp_path, monkeypatc
     model = tmp_path / "user"
     model.mkdir()
     (model / "config.json").write_text("{}")
-    monkeypatch.setattr(check, "derive_pack", lambda out: out)
-    monkeypatch.setattr(check, "measure", lambda pack, model, n: (scores(96, 5), scores(60, 40)))
+    monkeypatch.setattr(check, "derive_pack", lambda out, prompt: out)
+    monkeypatch.setattr(check, "measure", lambda pack, model, n, said: (scores(96, 5), scores(60, 40)))
     assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 0
     out = capsys.readouterr().out
     assert "trained user   held-out natural questions answered with the right fact 96/100 (96.0%); stuffed or " \
            "template messages given a fact 5/100 (5.0%)" in out
     assert "scripted user  held-out natural questions answered with the right fact 60/100" in out and "PASS" in out
-    monkeypatch.setattr(check, "measure", lambda pack, model, n: (scores(96, 6), scores(60, 40)))
+    monkeypatch.setattr(check, "measure", lambda pack, model, n, said: (scores(96, 6), scores(60, 40)))
     assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 1
     assert "FAIL: facts given to stuffed or template messages > 5%" in capsys.readouterr().out
-    monkeypatch.setattr(check, "measure", lambda pack, model, n: (scores(94, 0), scores(60, 40)))
+    monkeypatch.setattr(check, "measure", lambda pack, model, n, said: (scores(94, 0), scores(60, 40)))
     assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 1
     assert "FAIL: natural questions right < 95%" in capsys.readouterr().out
+
+
+def test_show_prints_the_trained_users_wrong_replies_with_the_wanted_facts(tmp_path, monkeypatch, capsys):
+    from mua.harness.types import Task
+    from mua.harness.user_facts import SuiteCase, UserFact
+
+    check = load_script()
+    model = tmp_path / "user"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    facts = (UserFact("name", "Vera.", ("name",), ("Jonas.",)),)
+    task = Task(id="t", benchmark="pack", subset="tasks")
+
+    def measure(pack, model, n, said):
+        said += [(SuiteCase("paraphrase", task, "Hi.", "Who am I speaking with?", ("name",), facts), "Jonas."),
+                 (SuiteCase("paraphrase", task, "Hi.", "Who is calling?", ("name",), facts), "Vera."),
+                 (SuiteCase("template", task, "Hi.", "Is name?", (), facts), "Vera.")]
+        return scores(96, 5), scores(60, 40)
+
+    monkeypatch.setattr(check, "derive_pack", lambda out, prompt: out)
+    monkeypatch.setattr(check, "measure", measure)
+    check.main(["--out", str(tmp_path), "--user-model", str(model), "--show", "1"])
+    out = capsys.readouterr().out
+    assert "wrong paraphrase: 'Who am I speaking with?' -> 'Jonas.' (wanted Vera.)" in out
+    assert "wrong template: 'Is name?' -> 'Vera.' (wanted no fact)" in out
+    assert "Who is calling" not in out  # a right reply is not shown
+
+
+def test_the_derived_pack_declares_the_phrasings_and_the_short_replies_prompt(tmp_path):
+    from mua.benchmarks.pack import PackBenchmark
+
+    check = load_script()
+    bench = PackBenchmark(check.derive_pack(tmp_path, "replies"))
+    assert bench.pack.user == "llm" and bench.pack.user_prompt == "replies"
+    assert bench.pack.guidelines == check.SHORT_GUIDELINES
+    task = bench.load_tasks("tasks", "train")[0]
+    assert all(r["asks"] == check.TRAIN_ASKS[r["when"][0]] for r in task.scenario["replies"])
+    assert bench.user_prompt(task).endswith("\nname:\n" + task.scenario["replies"][0]["say"] + "\nsit:\n"
+                                            + task.scenario["replies"][1]["say"] + "\ntime:\n"
+                                            + task.scenario["replies"][2]["say"] + "\n</scenario>")
+    assert PackBenchmark(check.derive_pack(tmp_path, "scenario")).pack.user_prompt == "scenario"

@@ -68,6 +68,7 @@ def test_bad_task_message_names_task_id(tmp_path):
     ("pack.json", '{"user": "scripted"}', "pack.json: field 'name'"),
     ("pack.json", '{"name": "x", "user": "robot"}', "pack.json: field 'user' must be one of"),
     ("pack.json", '{"name": "x", "max_errors": 0}', "pack.json: field 'max_errors'"),
+    ("pack.json", '{"name": "x", "user_prompt": "all"}', "pack.json: field 'user_prompt' must be one of"),
     ("db.json", '{"bookings": []}', "db.json, table 'bookings'"),
     ("splits.json", '{"train": ["nope"]}', "splits.json, split 'train': unknown task id 'nope'"),
     ("tasks.json", '{"id": 1}', "tasks.json: expected a list"),

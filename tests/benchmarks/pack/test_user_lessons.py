@@ -43,15 +43,21 @@ def test_each_question_gets_the_facts_it_asks_for_and_a_decoy_none():
     assert decoys > 0
 
 
-def test_rows_are_the_user_view_and_reproducible(tmp_path):
+def asking_pack(tmp_path, count: int) -> tuple[Path, list[dict]]:
+    """The bookings pack cut to its first ``count`` tasks (all in train), their replies declaring ASKS."""
     pack = tmp_path / "pack"
     shutil.copytree(BOOKINGS, pack, ignore=shutil.ignore_patterns("__pycache__", "generate.py"))
-    tasks = json.loads((pack / "tasks.json").read_text())[:3]
+    tasks = json.loads((pack / "tasks.json").read_text())[:count]
     for t in tasks:
         for r in t["user_scenario"]["replies"]:
             r["asks"] = ASKS[r["when"][0]]
     (pack / "tasks.json").write_text(json.dumps(tasks))
     (pack / "splits.json").write_text(json.dumps({"train": [t["id"] for t in tasks]}))
+    return pack, tasks
+
+
+def test_rows_are_the_user_view_and_reproducible(tmp_path):
+    pack, tasks = asking_pack(tmp_path, 3)
     bench = PackBenchmark(pack)
     rows = lesson_rows(bench, bench.load_tasks("tasks", "train"), 2, seed=0)
     assert len(rows) == 6 and rows == lesson_rows(bench, bench.load_tasks("tasks", "train"), 2, seed=0)
@@ -63,3 +69,30 @@ def test_rows_are_the_user_view_and_reproducible(tmp_path):
     (pack / "tasks.json").write_text(json.dumps(tasks))
     with pytest.raises(DataError, match=r"replies\[0\]: field 'asks' must be a list of questions"):
         PackBenchmark(pack).load_tasks("tasks")
+
+
+def test_rounds_ask_every_fact_that_many_times():
+    asked_by = {q: k for k, qs in ASKS.items() for q in qs}
+    for seed in range(20):
+        messages = lesson(scenario(), None, random.Random(seed), rounds=3)
+        given = [asked_by[q] for ask, answer in zip(messages[2:-2:2], messages[3:-2:2]) if answer.content != CLARIFY
+                 for q in asked_by if q in ask.content]
+        assert sorted(given) == ["name"] * 3 + ["sit"] * 3 + ["time"] * 3
+
+
+def test_a_replies_prompt_shows_each_reply_on_its_line_and_lessons_answer_with_those_lines(tmp_path):
+    pack, _ = asking_pack(tmp_path, 2)
+    meta = json.loads((pack / "pack.json").read_text())
+    scenario_prompt = PackBenchmark(pack).user_prompt(PackBenchmark(pack).find_task("tasks", "book-000"))
+    (pack / "pack.json").write_text(json.dumps({**meta, "user": "llm", "user_prompt": "replies"}))
+    bench = PackBenchmark(pack)
+    task = bench.find_task("tasks", "book-000")
+    prompt = bench.user_prompt(task)
+    assert prompt != scenario_prompt and prompt.startswith(bench.pack.guidelines)
+    assert prompt.endswith("<scenario>\nopening:\nHi, I would like to book a table.\nname:\nNora.\nsit:\n"
+                           "A bar table, please.\ntime:\nAt 7 pm.\n</scenario>")
+    lines = set(prompt.splitlines())
+    answers = [m["content"] for row in lesson_rows(bench, [task], 4, seed=0) for m in row["messages"][2::2]]
+    facts = [a for a in answers if a not in (CLARIFY, "###STOP###")]
+    assert any("\n" in a for a in facts)  # several facts asked at once: one a line
+    assert all(set(a.splitlines()) <= lines for a in facts)  # every line copied whole from the prompt
