@@ -108,7 +108,8 @@ def _merge(base: Any, over: Any) -> Any:
 
 
 def load_study(path: Path, *, smoke: bool = False, packs: Optional[list[str]] = None, seeds: Optional[int] = None,
-               split: Optional[str] = None, user_model: Optional[Path] = None) -> Study:
+               split: Optional[str] = None, user_model: Optional[Path] = None,
+               only_arms: Optional[list[str]] = None) -> Study:
     """The study file at ``path`` (with its ``smoke:`` overrides laid on when ``smoke``), narrowed by the command
     line; DataError naming the file and the field for anything malformed."""
     where = str(path)
@@ -120,7 +121,7 @@ def load_study(path: Path, *, smoke: bool = False, packs: Optional[list[str]] = 
     first = field(raw, "first_seed", int, where=where, default=0)
     if n_seeds < 1:
         raise DataError(f"{where}: field 'seeds' should be at least 1")
-    arms = _arms(raw, where, user_model)
+    arms = _only_arms(_arms(raw, where, user_model), only_arms, raw, where)
     labels = {BEFORE: "before SFT", SFT: "SFT", **{n: a.label for n, a in arms.items()},
               **{str(k): str(v) for k, v in _mapping(raw.get("labels"), f"{where}: labels").items()}}
     return Study(name=str(raw.get("name") or path.stem), benchmark=field(raw, "benchmark", str, where=where),
@@ -196,6 +197,22 @@ def _arms(raw: dict, where: str, user_model: Optional[Path]) -> dict[str, Arm]:
         if arm is not None:
             found[arm.name] = arm
     return found
+
+
+def _only_arms(arms: dict[str, Arm], only: Optional[list[str]], raw: dict, where: str) -> dict[str, Arm]:
+    """The arms narrowed to ``only`` (--arms); the verdict's arms must stay, or the verdict would compare nothing."""
+    if only is None:
+        return arms
+    missing = [n for n in only if n not in arms]
+    if missing:
+        raise ConfigError(f"--arms: {', '.join(missing)} not an arm of {where} that runs here (it has "
+                          f"{', '.join(arms)}; an arm with user_model: required runs only with --user-model)")
+    verdict = raw.get("verdict") if isinstance(raw.get("verdict"), dict) else {}
+    needed = [str(n) for n in [verdict.get("candidate"), *(verdict.get("baselines") or [])]
+              if n is not None and n in arms and n not in only]
+    if needed:
+        raise ConfigError(f"--arms: the verdict of {where} compares {', '.join(needed)}; keep them in --arms")
+    return {n: a for n, a in arms.items() if n in only}
 
 
 def _arm(name: str, spec: dict, declared: dict, at: str, user_model: Optional[Path]) -> Optional[Arm]:

@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the file's smoke: settings laid over it (tiny steps, one seed, few tasks): runs, proves "
                         "nothing")
     p.add_argument("--packs", default=None, metavar="NAME,NAME", help="only these packs of the file")
+    p.add_argument("--arms", default=None, metavar="NAME,NAME",
+                   help="only these arms of the file (the verdict's arms must be among them)")
     p.add_argument("--seeds", type=positive_int, default=None, help="training seeds (default: the file's)")
     p.add_argument("--split", default=None, choices=("validation", "test"),
                    help="evaluation split (default: the file's; tune on validation, report test once)")
@@ -43,8 +45,9 @@ def run(args: argparse.Namespace) -> int:
     if args.user_model is not None and not (args.user_model / "config.json").is_file():
         raise ConfigError(f"--user-model: {args.user_model} is not a checkpoint folder (no config.json)")
     packs = [p.strip() for p in args.packs.split(",") if p.strip()] if args.packs else None
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()] if args.arms else None
     study = load_study(args.file, smoke=args.smoke, packs=packs, seeds=args.seeds, split=args.split,
-                       user_model=args.user_model.resolve() if args.user_model else None)
+                       user_model=args.user_model.resolve() if args.user_model else None, only_arms=arms)
     out = (args.out or Path("results") / f"study-{args.file.stem}{'-smoke' if args.smoke else ''}").resolve()
     plan = Plan(study, out)
     if args.list:
@@ -65,7 +68,8 @@ def shown_command(args: argparse.Namespace) -> str:
     """The command as the report heads it: what decides the figures, never --out, --jobs or --threads (the report
     stays the same wherever and however fast it ran)."""
     parts = ["mua", "study", str(args.file), *(["--smoke"] if args.smoke else []),
-             *(["--packs", args.packs] if args.packs else []), *(["--seeds", str(args.seeds)] if args.seeds else []),
+             *(["--packs", args.packs] if args.packs else []), *(["--arms", args.arms] if args.arms else []),
+             *(["--seeds", str(args.seeds)] if args.seeds else []),
              *(["--split", args.split] if args.split else []),
              *(["--user-model", str(args.user_model)] if args.user_model else [])]
     return " ".join(map(shlex.quote, parts))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mua.harness.errors import DataError
+from mua.harness.errors import ConfigError, DataError
 from mua.harness.stats import PairedTest
 from mua.training import study as st
 from mua.training import study_report as sr
@@ -44,14 +44,15 @@ verdict: {{candidate: grpo, baselines: [rft]}}
 def test_the_default_study_declares_every_arm_and_its_smoke_is_small():
     full = st.load_study(STUDY)
     assert list(full.packs) == ["bookings", "refills", "appointments", "salon"] and full.seeds == [0, 1, 2, 3, 4]
-    assert set(full.arms) == {"grpo", "grpo-static", "rft"}  # the model-user arm needs --user-model
+    assert set(full.arms) == {"grpo", "grpo-static", "rft", "grpo-turn-credit", "grpo-info-gain", "grpo-tree",
+                              "grpo-dr"}  # the model-user arm needs --user-model
     assert full.arms["rft"].episodes == 24 * 32  # exactly GRPO's budget
     assert full.verdict == st.Verdict("grpo", "sft", ("rft", "grpo-static"), 5)
     with_user = st.load_study(STUDY, user_model=Path("/m"))
     assert with_user.arms["grpo-model-user"].train["user_model"] == "/m"
     smoke = st.load_study(STUDY, smoke=True)
     assert smoke.seeds == [0] and smoke.sft["max_steps"] == 2 and smoke.arms["rft"].episodes == 4
-    assert all(smoke.arms[a].train["max_steps"] == 2 for a in ("grpo", "grpo-static"))
+    assert all(smoke.arms[a].train["max_steps"] == 2 for a in smoke.arms if smoke.arms[a].train is not None)
     assert smoke.eval.tasks == 4 and smoke.eval.sampled_trials == 2 and full.eval.sampled_trials == 3
 
 
@@ -304,11 +305,24 @@ def test_crossed_rows_keep_the_tasks_every_seed_scored_in_task_order():
     assert sr.crossed_rows([]) == ([], [])
 
 
+def test_arms_narrows_the_study_and_keeps_the_verdicts_arms(tmp_path):
+    every = st.load_study(STUDY)
+    assert {"grpo-turn-credit", "grpo-info-gain", "grpo-tree", "grpo-dr"} <= set(every.arms)
+    assert every.arms["grpo-dr"].train["loss_type"] == "dr_grpo"  # the YAML merge key keeps GRPO's settings
+    assert every.arms["grpo-tree"].train["max_steps"] == every.arms["grpo"].train["max_steps"]
+    few = st.load_study(STUDY, only_arms=["grpo", "grpo-static", "rft"])
+    assert list(few.arms) == ["grpo", "grpo-static", "rft"]
+    with pytest.raises(ConfigError, match="keep them in --arms"):
+        st.load_study(STUDY, only_arms=["grpo", "rft"])
+    with pytest.raises(ConfigError, match="grpo-nope not an arm"):
+        st.load_study(STUDY, only_arms=["grpo-nope"])
+
+
 # ---- end to end ----
 
 def mua_study(*argv: str) -> list[str]:
     return [sys.executable, "-c", "import sys; from mua.harness.cli import main; sys.exit(main())", "study",
-            str(STUDY), "--smoke", "--packs", "bookings", *argv]
+            str(STUDY), "--smoke", "--packs", "bookings", "--arms", "grpo,grpo-static,rft", *argv]
 
 
 @pytest.mark.slow
