@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Union
 
-from mua.harness.datafiles import FIX_HINT
 from mua.harness.errors import DataError
+from mua.harness.io.datafiles import FIX_HINT
 
 Kind = Union[type, tuple[type, ...]]
 NUMBER = (int, float)

@@ -266,7 +266,7 @@ class Benchmark(ABC):
         return None
 
     def user_suite(self, tasks: list[Task]) -> Optional[list[SuiteCase]]:
-        """The adversarial agent messages every user of ``tasks`` is scored on (``harness/user_suite.py``), or
+        """The adversarial agent messages every user of ``tasks`` is scored on (``harness/users/suite.py``), or
         None when the benchmark does not say what its users' facts are."""
         return None
 

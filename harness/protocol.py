@@ -86,7 +86,7 @@ def record(official: RunProtocol, used: dict[str, Optional[dict]], trials: int, 
 def data_record(data_dir: Path, prefixes: list[str]) -> dict:
     """sha256 of every data file under ``prefixes`` (relative to ``data_dir``), and whether each matches the
     pinned manifest: {"files": {path: sha256}, "sources": ["source@commit"...], "unpinned": [paths]}."""
-    from .data import load_manifest  # lazy: reading results never needs the data
+    from .io.data import load_manifest  # lazy: reading results never needs the data
 
     pinned = {e["path"]: e for e in load_manifest()["files"]}
     files: dict[str, str] = {}
@@ -122,8 +122,8 @@ def recorded_data_dir(config: dict, run: Path, explicit: Optional[str] = None) -
     checksums of (``protocol.data.files``) must still be there unchanged: else :class:`StaleData`, one line
     naming the first file that differs. An explicit folder is taken as it is (the person chose other data);
     an old run without the record is read as before."""
-    from .data import resolve_data_dir  # lazy: reading results needs no data unless a command opens it
     from .errors import StaleData
+    from .io.data import resolve_data_dir  # lazy: reading results needs no data unless a command opens it
 
     if explicit:
         return resolve_data_dir(explicit)
@@ -153,7 +153,7 @@ _HASHES: dict[tuple[str, int, int], str] = {}
 
 
 def _sha256_cached(path: Path) -> str:
-    from .data import sha256_of
+    from .io.data import sha256_of
 
     st = path.stat()
     key = (str(path.resolve()), st.st_size, st.st_mtime_ns)

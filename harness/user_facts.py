@@ -83,7 +83,7 @@ class UserFacts:
 class SuiteCase:
     """One test of a user: the task (its scenario is the user's), the user's opening line, one agent
     ``message``, and the fact kinds the message asks for (empty: it asks for none, a user should tell none).
-    ``family`` is one of ``harness/user_suite.py: FAMILIES``."""
+    ``family`` is one of ``harness/users/suite.py: FAMILIES``."""
     family: str
     task: Task
     opening: str

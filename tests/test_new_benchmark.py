@@ -19,7 +19,7 @@ from mua.harness.agents import ScriptedAgent
 from mua.harness.interfaces import Benchmark, EpisodeSpec, Environment, ToolOutcome
 from mua.harness.metrics import SUCCESS, Metric, MetricsDeclaration, SplitSize
 from mua.harness.types import Message, Score, Task, ToolCall, ToolSpec
-from mua.harness.users import ScriptedUser
+from mua.harness.users.simulator import ScriptedUser
 
 SET = ToolSpec("set_die", "Put the die on a face.", {"type": "object", "properties": {"face": {"type": "integer"}},
                                                       "required": ["face"]})

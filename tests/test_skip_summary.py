@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from conftest import pytest_terminal_summary
 from helpers.data import find_data_dir
 
-from mua.harness.data import resolve_data_dir
+from mua.harness.io.data import resolve_data_dir
 
 
 class _Reporter:

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Iterator, Optional, Protocol
 
 from mua.harness.errors import ModelError
-from mua.harness.jsonl import BadLine, loads_untrusted
+from mua.harness.io.jsonl import BadLine, loads_untrusted
 from mua.harness.models.batching import MicroBatcher
 from mua.harness.models.decode import PrefixCache
 from mua.harness.models.generation import GenerationRequest, GenerationResult

@@ -5,16 +5,16 @@ A reply longer than ``max_turn_tokens`` is cut, and an episode whose replies and
 `mua train` and tests/perf/learning_check.py play every chosen task's gold agent with its gold user through
 the policy's own token stream (teacher forced, as SFT sees it) and name the tasks that would not fit. The same
 episodes are scored, so the check also says whether the gold agent still passes with the current user
-("gold N of M", ``harness/gold_check.py``) before any training starts."""
+("gold N of M", ``harness/tools/gold_check.py``) before any training starts."""
 from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
 from typing import Optional
 
-from mua.harness.gold_check import GoldCheck
 from mua.harness.interfaces import Benchmark
 from mua.harness.runner import run_episode
+from mua.harness.tools.gold_check import GoldCheck
 from mua.harness.types import Task
 
 from .policy import Budget, TeacherForcedAgent

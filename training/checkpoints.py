@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Optional
 
 from mua.harness.errors import DataError
-from mua.harness.files import read_json
+from mua.harness.io.files import read_json
 
 STAGING = ".saving"
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")

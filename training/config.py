@@ -20,12 +20,12 @@ from typing import Any, Optional, Union
 
 from trl import GRPOConfig
 
-from mua.harness.build import ModelSpec
 from mua.harness.errors import ConfigError
-from mua.harness.plan import default_user_model, departures, roles_under_protocol, run_protocol, user_spec
+from mua.harness.io.urls import redact_url
 from mua.harness.quiet import silence_unactionable
-from mua.harness.selection import read_split_file
-from mua.harness.urls import redact_url
+from mua.harness.run.build import ModelSpec
+from mua.harness.run.plan import default_user_model, departures, roles_under_protocol, run_protocol, user_spec
+from mua.harness.run.selection import read_split_file
 
 from .settings import LoraSettings, coerce_fields, mua_field, parse_settings, settle_device_and_precision, trl_field
 
@@ -333,7 +333,7 @@ def check_user_model(cfg: TrainConfig, bench: Any) -> None:
 
 
 def protocol_specs(cfg: TrainConfig, bench: Any) -> tuple[Optional[ModelSpec], Optional[ModelSpec], list[str]]:
-    """The user and judge models as `mua eval` runs them (the run plan of harness/plan.py: the user model named,
+    """The user and judge models as `mua eval` runs them (the run plan of harness/run/plan.py: the user model named,
     else the benchmark's own; the benchmark's protocol under the given params) and the overrides. A departure
     from the protocol's request params is refused unless ``allow_protocol_departure``: a policy must be trained
     against the simulator it is scored with. Another user model than the benchmark's own is recorded, not

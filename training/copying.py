@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from mua.harness.errors import MuaError
-from mua.harness.results_api import load_run
+from mua.harness.results.results_api import load_run
 from mua.harness.types import ToolCall
 
 

@@ -18,10 +18,10 @@ from typing import Any, Optional
 
 from transformers import TrainerCallback
 
-from mua.harness.batch import run_eval
-from mua.harness.build import ModelSpec
 from mua.harness.interfaces import Benchmark
-from mua.harness.plan import RunPlan, planned, select_tasks
+from mua.harness.run.batch import run_eval
+from mua.harness.run.build import ModelSpec
+from mua.harness.run.plan import RunPlan, planned, select_tasks
 
 from .config import TrainConfig, protocol_specs
 from .hint import held_out

@@ -6,7 +6,6 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from mua.harness.build import ModelSpec, make_user, open_model
 from mua.harness.errors import ConfigError, MuaError
 from mua.harness.interfaces import Benchmark, ChatModel, User
 from mua.harness.models.local import stop_ids_for
@@ -14,8 +13,9 @@ from mua.harness.models.parsers import get_parser, parser_for_template
 from mua.harness.models.stream import TemplateSuffixer, stop_text_of
 from mua.harness.models.templates import prepare_tokenizer
 from mua.harness.models.tokenizer import load_tokenizer
-from mua.harness.plan import protocol_record, role_record
-from mua.harness.selection import TaskSelection, read_split_file, select_tasks
+from mua.harness.run.build import ModelSpec, make_user, open_model
+from mua.harness.run.plan import protocol_record, role_record
+from mua.harness.run.selection import TaskSelection, read_split_file, select_tasks
 from mua.harness.types import Task
 
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend, reload_weights_on_cpu

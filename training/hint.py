@@ -7,8 +7,8 @@ import shlex
 from pathlib import Path
 from typing import Any, Optional
 
-from mua.harness.plan import default_user_model
-from mua.harness.selection import read_split_file
+from mua.harness.run.plan import default_user_model
+from mua.harness.run.selection import read_split_file
 
 from .config import SCRIPTED, TrainConfig, model_params
 

@@ -11,8 +11,8 @@ from typing import Optional
 
 from transformers import TrainerCallback
 
-from mua.harness.curves import CURVES_PNG, write_curves
-from mua.harness.jsonl import BadLine, iter_raw_lines, loads_line
+from mua.harness.io.jsonl import BadLine, iter_raw_lines, loads_line
+from mua.harness.view.curves import CURVES_PNG, write_curves
 
 SHOWN = (("reward", "reward"), ("pass", "episode/pass_rate"), ("turns", "episode/turns"),
          ("tokens", "episode/generated_tokens"), ("clip", "episode/clip_ratio"),

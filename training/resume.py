@@ -13,11 +13,11 @@ import re
 from pathlib import Path
 from typing import Optional
 
-from mua.harness.build import TRAIN_CONFIG, TRAINED_TASKS
 from mua.harness.errors import ConfigError, DataError
-from mua.harness.files import read_json
-from mua.harness.jsonl import BadLine, loads_line
-from mua.harness.outputs import describe
+from mua.harness.io.files import read_json
+from mua.harness.io.jsonl import BadLine, loads_line
+from mua.harness.io.outputs import describe
+from mua.harness.run.build import TRAIN_CONFIG, TRAINED_TASKS
 
 from .checkpoints import last_complete_checkpoint
 from .config import CONSTANT_SCHEDULES, TrainConfig

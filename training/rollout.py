@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
 from mua.harness.agents import ModelAgent
-from mua.harness.build import Models
-from mua.harness.endpoints import DEFAULT_STALL_S
 from mua.harness.errors import ModelError, MuaError
 from mua.harness.interfaces import Benchmark, ChatModel, Limits, User
 from mua.harness.models.stream import TokenStream
+from mua.harness.results.stats import is_success
+from mua.harness.run.build import Models
+from mua.harness.run.endpoints import DEFAULT_STALL_S
 from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, run_episode
 from mua.harness.seeds import derive_seed
-from mua.harness.stats import is_success
 from mua.harness.types import Message, Task
 
 from .credit import Scorer, TurnRecord, information_gain

@@ -42,7 +42,7 @@ def row_stream(row: dict, tokenizer, stop_ids: set[int]) -> TokenStream:
     the way the policy builds its own: the first agent reply's prompt rendered by the chat template, each
     agent reply teacher-forced as the template's ids (trained on), everything between as template suffixes
     (masked). Assistant messages before the first user message (a benchmark's scripted greeting) are prompt."""
-    from mua.harness.files import parse_json
+    from mua.harness.io.files import parse_json
     from mua.harness.types import Message, ToolSpec
 
     listed = parse_json(row.get("tools") or "[]", where="dataset row's tools")
@@ -77,8 +77,8 @@ def sft_dataset(rows, tokenizer, stop_ids: set[int], window_reach: Optional[int]
 
 def read_rows(path: Path) -> list[dict]:
     """The rows of a `mua export` output: a saved datasets folder or a JSON-lines file."""
-    from mua.harness.files import field, type_name
-    from mua.harness.jsonl import BadLine, iter_raw_lines, loads_line
+    from mua.harness.io.files import field, type_name
+    from mua.harness.io.jsonl import BadLine, iter_raw_lines, loads_line
 
     if not path.exists():
         raise ConfigError(f"no dataset at {path} (write one with `mua export RUN --out {path}`)")

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from ..harness.errors import ConfigError, DataError
-from ..harness.files import field, parse_yaml, read_json, read_text
-from ..harness.results import write_atomic
+from ..harness.io.files import field, parse_yaml, read_json, read_text
+from ..harness.results.store import write_atomic
 
 MARKER, FORMAT = ".mua-study", 1  # OUT's mark: unfinished job folders are cleared only below it
 SFT, BEFORE = "sft", "before"  # the stages every study has (before: the starting model, first seed only)
@@ -311,7 +311,7 @@ def rft_sampling(budget: int, n_tasks: int) -> tuple[int, int]:
 
 def train_task_count(study: Study, pack: Path, limit: Optional[int]) -> int:
     from ..harness.registry import open_benchmark
-    from ..harness.selection import TaskSelection, select_tasks
+    from ..harness.run.selection import TaskSelection, select_tasks
 
     chosen = select_tasks(open_benchmark(study.benchmark, pack), TaskSelection(split="train", limit=limit))
     return sum(len(t) for t in chosen.values())
@@ -455,8 +455,8 @@ def copy_pack(folder: Path, replace: dict, out: Path) -> None:
 
 def passed_any(run: Path) -> bool:
     """Whether any episode of the run passed (`harness/stats.is_success`, read by the results API)."""
-    from ..harness.results_api import load_run
-    from ..harness.stats import is_success
+    from ..harness.results.results_api import load_run
+    from ..harness.results.stats import is_success
 
     return any(not e.error and is_success(e.reward) for e in load_run(run).episodes())
 

@@ -8,7 +8,7 @@ and two verdicts:
 - *beats baselines*: pooled over at least ``verdict.seeds`` seeds, the 95% lower bounds of candidate - each
   baseline (RFT, the static user), sampled, are above zero (fewer seeds: NOT ENOUGH SEEDS, never a pass).
 
-Episodes are read through the results API (`harness/results_api.py`); "pass" is `harness/stats.is_success`.
+Episodes are read through the results API (`harness/results/results_api.py`); "pass" is `harness/stats.is_success`.
 The markdown holds no clock time and no path, so a study resumed after a kill writes the same bytes.
 """
 from __future__ import annotations
@@ -18,8 +18,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
-from ..harness.results import write_atomic
-from ..harness.stats import Estimate, PairedTest, bootstrap_ci, is_success, paired_bootstrap, paired_bootstrap_crossed
+from ..harness.results.stats import (
+    Estimate,
+    PairedTest,
+    bootstrap_ci,
+    is_success,
+    paired_bootstrap,
+    paired_bootstrap_crossed,
+)
+from ..harness.results.store import write_atomic
 from .study import BEFORE, KINDS, SFT, Plan, Study, Verdict
 
 LEARNS_FAILED, BEATS_FAILED = 1, 4  # exit-code bits (2 stays mua's "bad input")
@@ -34,7 +41,7 @@ class Scored:
 
 
 def scored(run: Path) -> Scored:
-    from ..harness.results_api import load_run
+    from ..harness.results.results_api import load_run
 
     passes: dict[str, list[float]] = {}
     left_out = 0

@@ -13,8 +13,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mua.harness.datafiles import load_json, load_jsonl
 from mua.harness.errors import DataError
+from mua.harness.io.datafiles import load_json, load_jsonl
 from mua.harness.types import Task, ToolSpec
 
 from ..records import check_items, check_kind, check_object, fail, record_label

@@ -21,7 +21,7 @@ from typing import Optional
 
 from mua.harness.interfaces import ChatModel
 from mua.harness.types import Message, ToolSpec
-from mua.harness.users import ScriptedUser, SimulatedUser
+from mua.harness.users.simulator import ScriptedUser, SimulatedUser
 
 from .data import FINISH
 from .environment import NOT_EXECUTED as NUDGE  # the official decode-failure answer

@@ -26,7 +26,7 @@ from mua.harness.interfaces import (
 from mua.harness.metrics import SUCCESS, Metric, MetricsDeclaration, SplitSize
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Finding, Message, Score, Task
-from mua.harness.users import ScriptedUser
+from mua.harness.users.simulator import ScriptedUser
 
 from . import data
 from .environment import BfclEnvironment, OfferedTools

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from mua.harness.datafiles import load_json, load_jsonl
 from mua.harness.errors import DataError
+from mua.harness.io.datafiles import load_json, load_jsonl
 from mua.harness.types import Task
 
 from ..records import check_items, check_kind, check_object, fail, record_label

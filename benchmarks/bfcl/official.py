@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 from mua.harness.interfaces import ReplayItem
-from mua.harness.jsonl import BadLine, iter_raw_lines, loads_line
+from mua.harness.io.jsonl import BadLine, iter_raw_lines, loads_line
 from mua.harness.types import Message, Task, ToolCall
 
 from . import data

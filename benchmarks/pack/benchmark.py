@@ -14,7 +14,7 @@ from mua.harness.interfaces import Agent, ChatModel, EpisodeSpec, Limits, User
 from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration
 from mua.harness.types import Task
 from mua.harness.user_facts import SuiteCase, UserFacts
-from mua.harness.users import SimulatedUser
+from mua.harness.users.simulator import SimulatedUser
 
 from ..tau2.benchmark import Tau2Benchmark
 from ..tau2.domain import Tau2Domain

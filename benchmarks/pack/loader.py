@@ -29,10 +29,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from mua.harness.build import looks_like_path
-from mua.harness.datafiles import load_json
 from mua.harness.errors import DataError
-from mua.harness.files import read_text, type_name
+from mua.harness.io.datafiles import load_json
+from mua.harness.io.files import read_text, type_name
+from mua.harness.run.build import looks_like_path
 
 from ..tau2.domain import Tau2Domain
 from ..tau2.overlay import Overlay

@@ -1,4 +1,4 @@
-"""A pack's cases of the adversarial user suite (``harness/user_suite.py``), written from its scenarios.
+"""A pack's cases of the adversarial user suite (``harness/users/suite.py``), written from its scenarios.
 
 A task's facts are its ``user_scenario.replies``: the kind is the reply's first ``when`` keyword, the value its
 ``say``. Stuffing, template, chatter and gold cases need nothing more. The natural questions (compound and
@@ -16,11 +16,11 @@ from itertools import combinations
 from pathlib import Path
 from typing import Iterable
 
-from mua.harness.datafiles import load_json
 from mua.harness.errors import DataError
+from mua.harness.io.datafiles import load_json
 from mua.harness.types import Task
 from mua.harness.user_facts import SuiteCase, UserFact
-from mua.harness.user_suite import CHATTER
+from mua.harness.users.suite import CHATTER
 
 from .users import asked, opening
 

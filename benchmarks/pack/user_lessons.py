@@ -14,9 +14,9 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from mua.harness.export import user_columns
+from mua.harness.tools.export import user_columns
 from mua.harness.types import Message, Task
-from mua.harness.users import user_view
+from mua.harness.users.simulator import user_view
 
 from ..tau2.prompts import FIRST_AGENT_MESSAGE, STOP
 from .users import closing, opening

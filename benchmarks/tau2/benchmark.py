@@ -22,7 +22,7 @@ from mua.harness.metrics import PASS_HAT_K, Metric, MetricsDeclaration, SplitSiz
 from mua.harness.protocol import RoleProtocol, RunProtocol
 from mua.harness.types import Finding, Message, Score, Task, task_context
 from mua.harness.user_facts import UserFacts
-from mua.harness.users import SimulatedUser
+from mua.harness.users.simulator import SimulatedUser
 
 from . import gold, ground_truth, official, scoring, user_facts
 from .domain import Tau2Domain

@@ -19,7 +19,7 @@ from typing import Optional
 
 from mua.harness.agents import ScriptedAgent
 from mua.harness.types import Message, ToolCall
-from mua.harness.users import ScriptedUser
+from mua.harness.users.simulator import ScriptedUser
 
 from .prompts import STOP, USER_STOP_MARKERS
 

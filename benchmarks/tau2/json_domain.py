@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping
 
-from mua.harness.datafiles import load_json, load_text
+from mua.harness.io.datafiles import load_json, load_text
 
 from ..records import build_record, check_object
 from .domain import Record, Tau2Domain, ToolDef

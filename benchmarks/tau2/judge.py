@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Optional
 
 from mua.harness.interfaces import ChatModel
-from mua.harness.jsonl import BadLine, loads_untrusted
+from mua.harness.io.jsonl import BadLine, loads_untrusted
 from mua.harness.types import Message
 
 from .prompts import JUDGE_SYSTEM_PROMPT, judge_user_prompt

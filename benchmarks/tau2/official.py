@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Iterator, Optional
 
 from mua.harness.errors import DataError
-from mua.harness.files import read_json, type_name
 from mua.harness.interfaces import ReplayItem
-from mua.harness.jsonl import loads_line
+from mua.harness.io.files import read_json, type_name
+from mua.harness.io.jsonl import loads_line
 from mua.harness.types import Message, Task, ToolCall
 
 from .tasks import make_task

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mua.harness.datafiles import load_text
+from mua.harness.io.datafiles import load_text
 
 AGENT_INSTRUCTION = (
     "You are a customer service agent that helps the user according to the <policy> provided below.\n"

@@ -7,8 +7,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
-from mua.harness.datafiles import FIX_HINT, load_json
 from mua.harness.errors import ConfigError, DataError
+from mua.harness.io.datafiles import FIX_HINT, load_json
 from mua.harness.types import Task
 
 

@@ -25,8 +25,8 @@ import importlib  # noqa: E402
 import logging  # noqa: E402
 
 from ..errors import MuaError  # noqa: E402
+from ..io.urls import redact_url  # noqa: E402
 from ..quiet import silence_unactionable  # noqa: E402
-from ..urls import redact_url  # noqa: E402
 
 DESCRIPTION = ("mua: evaluate and train tool-using LLM agents that talk with a simulated user, on the installed "
                "benchmarks (see `mua eval --help`).")

@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from ..build import ModelSpec, looks_like_path
 from ..errors import ConfigError
-from ..jsonl import BadLine, loads_line
+from ..io.jsonl import BadLine, loads_line
+from ..run.build import ModelSpec, looks_like_path
 
 
 # -- numeric flags, checked as they are parsed (argparse reports a bad value in one line: see cli/__init__.py) --

@@ -5,8 +5,8 @@ import argparse
 from collections import Counter
 from pathlib import Path
 
-from .. import data
 from ..errors import DataError
+from ..io import data
 
 
 def register(sub: argparse._SubParsersAction) -> None:

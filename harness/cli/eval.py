@@ -5,13 +5,13 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from ..batch import RunPlan, run_eval
-from ..build import GOLD, ModelSpec
-from ..cost import user_table
-from ..data import resolve_data_dir
 from ..errors import ConfigError
-from ..outputs import check_output, is_mua_run
+from ..io.data import resolve_data_dir
+from ..io.outputs import check_output, is_mua_run
 from ..registry import benchmark_names
+from ..results.cost import user_table
+from ..run.batch import RunPlan, run_eval
+from ..run.build import GOLD, ModelSpec
 from .common import (
     add_data_dir,
     add_model_flags,

@@ -5,9 +5,9 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..export import ROLES
-from ..outputs import add_overwrite_flag, check_output
+from ..io.outputs import add_overwrite_flag, check_output
 from ..protocol import recorded_data_dir
+from ..tools.export import ROLES
 from .common import add_data_dir, finite_float
 
 FORMATS = ("datasets", "jsonl")
@@ -33,9 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..export import export_rows, write_dataset
     from ..registry import open_benchmark
-    from ..results import RunDir
+    from ..results.store import RunDir
+    from ..tools.export import export_rows, write_dataset
 
     config = RunDir(args.run).read_config()
     if config is None:

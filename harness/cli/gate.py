@@ -1,4 +1,4 @@
-"""`mua gate`: fail (exit 1) when a candidate run regresses against a baseline run; see mua.harness.gate."""
+"""`mua gate`: fail (exit 1) when a candidate run regresses against a baseline run; see mua.harness.results.gate."""
 from __future__ import annotations
 
 import argparse
@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..gate import METHODS, GateSettings, compare, format_verdict
-from ..power import PowerSettings, format_power, smallest_detectable_drop
-from ..runs import label_runs, read_run
+from ..results.gate import METHODS, GateSettings, compare, format_verdict
+from ..results.power import PowerSettings, format_power, smallest_detectable_drop
+from ..results.runs import label_runs, read_run
 from .common import add_label_flag, check_output_file, non_negative_int, positive_int
 
 

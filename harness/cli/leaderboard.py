@@ -6,10 +6,10 @@ import sys
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..leaderboard import Settings, build_rows, columns, declarations, load_published
-from ..leaderboard_render import FORMATS, WIDTH, check_plot_path, plot, render
-from ..outputs import check_not_inside
-from ..runs import label_runs, read_run
+from ..io.outputs import check_not_inside
+from ..results.leaderboard import Settings, build_rows, columns, declarations, load_published
+from ..results.leaderboard_render import FORMATS, WIDTH, check_plot_path, plot, render
+from ..results.runs import label_runs, read_run
 from .common import add_label_flag, add_wide_flag, check_output_file, non_negative_int, positive_int
 
 # results/published.json beside the package folders (a source checkout or an editable install).

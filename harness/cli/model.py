@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from ..errors import ConfigError
-from ..outputs import add_overwrite_flag, check_output
+from ..io.outputs import add_overwrite_flag, check_output
 from .common import non_negative_int
 
 

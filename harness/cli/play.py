@@ -8,19 +8,19 @@ import signal
 from pathlib import Path
 
 from ..agents import ModelAgent
-from ..build import Models, describe, make_user, open_model
-from ..catalog import find_task
-from ..data import resolve_data_dir
 from ..errors import ConfigError
-from ..eval_episode import episode_record
 from ..interfaces import Agent, Benchmark, User
-from ..plan import mua_version, protocol_record, role_record, roles_under_protocol, run_protocol, user_spec
-from ..play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
+from ..io.data import resolve_data_dir
 from ..protocol import data_location
 from ..registry import open_benchmark
-from ..results import JsonlAppender, RunDir, write_json
+from ..results.store import JsonlAppender, RunDir, write_json
+from ..run.build import Models, describe, make_user, open_model
+from ..run.eval_episode import episode_record
+from ..run.plan import mua_version, protocol_record, role_record, roles_under_protocol, run_protocol, user_spec
 from ..runner import EpisodeResult, agent_view, run_episode
 from ..seeds import episode_seed
+from ..tools.catalog import find_task
+from ..tools.play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
 from ..types import Task
 from .common import add_data_dir, add_model_flags, add_request_timeout, model_spec, non_negative_int
 

@@ -1,4 +1,4 @@
-"""`mua review RUN`: the run's failed episodes by class (harness/review.py), a table per class linked into
+"""`mua review RUN`: the run's failed episodes by class (harness/view/review.py), a table per class linked into
 the run's view page, and a judge model's reason per episode where one is given."""
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import asyncio
 import os
 from pathlib import Path
 
-from ..build import open_model
-from ..endpoints import with_judge
 from ..errors import ConfigError
-from ..results import write_atomic
-from ..results_api import load_run
-from ..review import ask_judge, counts_text, render_review, review_rows
-from ..view import episode_rows, explainer, write_view
+from ..results.results_api import load_run
+from ..results.store import write_atomic
+from ..run.build import open_model
+from ..run.endpoints import with_judge
+from ..view.page import episode_rows, explainer, write_view
+from ..view.review import ask_judge, counts_text, render_review, review_rows
 from .common import (
     add_data_dir,
     add_model_flags,

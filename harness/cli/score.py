@@ -6,15 +6,15 @@ import asyncio
 import sys
 from pathlib import Path
 
-from ..build import open_model
-from ..data import resolve_data_dir
-from ..endpoints import with_judge
 from ..errors import ConfigError
-from ..outputs import add_overwrite_flag, check_output
+from ..io.data import resolve_data_dir
+from ..io.outputs import add_overwrite_flag, check_output
 from ..protocol import recorded_data_dir
-from ..replay import TaskIndex, read_items, score_all
-from ..results import RunDir, dumps, write_atomic
-from ..stats import is_success
+from ..results.stats import is_success
+from ..results.store import RunDir, dumps, write_atomic
+from ..run.build import open_model
+from ..run.endpoints import with_judge
+from ..tools.replay import TaskIndex, read_items, score_all
 from .common import (
     add_data_dir,
     add_model_flags,

@@ -9,7 +9,7 @@ import os
 import sys
 
 from ..errors import ConfigError
-from ..outputs import check_not_input
+from ..io.outputs import check_not_input
 from .train import full_help, parse_launched, short_help
 
 

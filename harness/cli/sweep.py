@@ -8,9 +8,9 @@ import asyncio
 from pathlib import Path
 from typing import Optional
 
-from ..data import resolve_data_dir
-from ..sweep import __doc__ as SWEEP_DOC
-from ..sweep import cells, leaderboard, plan_budgets, read_sweep, run_sweep
+from ..io.data import resolve_data_dir
+from ..tools.sweep import __doc__ as SWEEP_DOC
+from ..tools.sweep import cells, leaderboard, plan_budgets, read_sweep, run_sweep
 from .common import add_data_dir, add_wide_flag, finite, non_negative_float
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..catalog import catalog, catalog_text, describe, find_task, summary_line, task_text
-from ..data import resolve_data_dir
 from ..errors import ConfigError, DataError
+from ..io.data import resolve_data_dir
 from ..registry import open_benchmark
+from ..tools.catalog import catalog, catalog_text, describe, find_task, summary_line, task_text
 from .common import add_data_dir
 
 EXAMPLES = """examples:

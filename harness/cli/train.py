@@ -8,9 +8,9 @@ import os
 import sys
 from pathlib import Path
 
-from ..data import resolve_data_dir
-from ..endpoints import preflight
 from ..errors import ConfigError
+from ..io.data import resolve_data_dir
+from ..run.endpoints import preflight
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -1,5 +1,5 @@
 """`mua users`: the simulated user under test. ``suite`` scores the benchmark's own (scripted) user on the
-adversarial agent suite (``harness/user_suite.py``); ``audit`` measures what the users of a finished run did."""
+adversarial agent suite (``harness/users/suite.py``); ``audit`` measures what the users of a finished run did."""
 from __future__ import annotations
 
 import argparse
@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from ..data import resolve_data_dir
 from ..errors import ConfigError
 from ..interfaces import Benchmark
+from ..io.data import resolve_data_dir
 from ..types import Message, Task
 from .common import add_data_dir, positive_int
 
@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "answers to keyword-stuffed messages. Each figure says whether it is exact "
                                         "(the benchmark says what each fact is) or heuristic (facts found in the "
                                         "scenario's prose); one a benchmark cannot give is 'not measured' (null), "
-                                        "never 0. Definitions: harness/user_audit.py.")
+                                        "never 0. Definitions: harness/users/audit.py.")
     a.add_argument("paths", nargs="+", type=Path, metavar="PATH",
                    help="a run directory written by mua eval, or a benchmark's own results file (as mua score "
                         "reads them)")
@@ -56,8 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _benchmark(name: str | None, data_dir: Path):
-    from ..catalog import catalog
     from ..registry import open_benchmark
+    from ..tools.catalog import catalog
 
     if name is None:
         found = [e.name for e in catalog(data_dir) if not e.error]
@@ -69,7 +69,7 @@ def _benchmark(name: str | None, data_dir: Path):
 
 
 def run_suite(args: argparse.Namespace) -> int:
-    from ..user_suite import score_user, suite, suite_lines
+    from ..users.suite import score_user, suite, suite_lines
 
     bench = _benchmark(args.benchmark, resolve_data_dir(args.data_dir))
     tasks = []
@@ -90,10 +90,10 @@ def run_suite(args: argparse.Namespace) -> int:
 
 def _audit_items(path: Path, data_dir: Path):
     """(benchmark, task, messages, termination, trial) per episode of ``path``, and how many had no task."""
-    from ..episodes import latest_episodes
     from ..registry import open_benchmark
-    from ..replay import TaskIndex, read_items
-    from ..results import RunDir
+    from ..results.episodes import latest_episodes
+    from ..results.store import RunDir
+    from ..tools.replay import TaskIndex, read_items
 
     index, skipped = TaskIndex(data_dir), 0
     items: list[tuple[Benchmark, Task, list[Message], Optional[str], Optional[str]]] = []
@@ -122,7 +122,7 @@ def _audit_items(path: Path, data_dir: Path):
 
 
 def run_audit(args: argparse.Namespace) -> int:
-    from ..user_audit import audit_all, audit_lines, overall
+    from ..users.audit import audit_all, audit_lines, overall
 
     data_dir = resolve_data_dir(args.data_dir)
     everything, report = [], []

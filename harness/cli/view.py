@@ -6,10 +6,10 @@ import argparse
 from pathlib import Path
 from typing import Optional
 
-from ..data import resolve_data_dir
 from ..errors import ConfigError
-from ..view import source_kind, write_view
-from ..view_index import write_index
+from ..io.data import resolve_data_dir
+from ..view.index import write_index
+from ..view.page import source_kind, write_view
 from .common import add_data_dir, check_output_file
 
 
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.run.is_dir() and source_kind(args.run) is None:
         return _folder(args, data_dir, ground)
     if args.watch:
-        from ..view_watch import serve
+        from ..view.watch import serve
 
         if args.out:
             raise ConfigError("--watch serves the page instead of writing it: drop --out")

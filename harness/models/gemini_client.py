@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from ..jsonl import BadLine, loads_untrusted
+from ..io.jsonl import BadLine, loads_untrusted
 from ..types import Message, ToolCall, ToolSpec, Usage
 from . import pools
 from .openai_client import OpenAIChatModel, read_reply, token_count

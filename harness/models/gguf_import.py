@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..data import sha256_of
 from ..errors import ConfigError
+from ..io.data import sha256_of
 from .gguf_source import find_gguf
 from .templates import prepare_tokenizer
 
@@ -111,7 +111,7 @@ def _write_checkpoint(gguf: Path, out: Path, chat_template: Optional[str], sourc
 def _portable_tokenizer_config(path: Path, config) -> None:
     """The saved tokenizer config made loadable by older transformers too (vLLM pins its own version): the
     generic fast-tokenizer class, no machine-local fields, the model's real context length."""
-    from ..files import read_json
+    from ..io.files import read_json
 
     settings = read_json(path, what="tokenizer config", expect=dict)
     settings["tokenizer_class"] = "PreTrainedTokenizerFast"

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from ..data import mua_cache, sha256_of
 from ..errors import ConfigError
+from ..io.data import mua_cache, sha256_of
 
 
 @dataclass(frozen=True)

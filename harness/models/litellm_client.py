@@ -18,7 +18,7 @@ from dataclasses import asdict
 from typing import Any, Optional
 
 from ..errors import ConfigError, ModelError
-from ..jsonl import BadLine, check_untrusted
+from ..io.jsonl import BadLine, check_untrusted
 from ..types import Message, ToolSpec, Usage
 from .openai_client import _Transient, parse_reply, request_message, retry_policy
 

@@ -2,7 +2,7 @@
 
 Transient failures (429, 408, 409, 5xx, timeouts, dropped connections, unreadable bodies) are retried with
 exponential backoff and jitter, honouring Retry-After; other 4xx fail at once. Every reply body, whatever the
-provider's format, is read by the hardened reader (``harness/jsonl.py: loads_untrusted``: nesting, integer
+provider's format, is read by the hardened reader (``harness/io/jsonl.py: loads_untrusted``: nesting, integer
 digits, non-finite numbers, invalid UTF-8 and lone surrogates), and so are the tool-call arguments it carries
 as text; token counts must be whole numbers from 0 to ``MAX_TOKEN_COUNT``. A reply that breaks these rules is
 malformed: retried, then the episode's ModelError, never an exception that escapes the client.
@@ -27,9 +27,9 @@ from tenacity import AsyncRetrying, RetryError, retry_if_exception_type, stop_af
 from tenacity.wait import wait_base
 
 from ..errors import ConfigError, ModelError
-from ..jsonl import BadLine, loads_untrusted, unsafe_json
+from ..io.jsonl import BadLine, loads_untrusted, unsafe_json
+from ..io.urls import redact_url
 from ..types import Message, ToolCall, ToolSpec, Usage
-from ..urls import redact_url
 from . import pools
 from .activity import LengthWatch
 from .http1 import InvalidURL, TransportError

@@ -19,7 +19,7 @@ What malformed output becomes (an episode never crashes on model output):
   integer over the interpreter's digit limit, nesting deeper than ``MAX_NESTING``) counts as broken too, and
   so does a call whose name or arguments hold a lone surrogate escape (``"\\ud800"``): such text cannot be
   encoded as UTF-8, so neither the results file, nor the tokenizer on the next turn, could take it. These are
-  the rules of the reader every endpoint reply goes through (``harness/jsonl.py``); arguments given as a
+  the rules of the reader every endpoint reply goes through (``harness/io/jsonl.py``); arguments given as a
   string are held to them too (``unsafe_json``), as an endpoint's arguments text is. Object arguments are
   re-serialised with ``ensure_ascii=False`` (as vLLM's server does), so a call's name and arguments are always
   valid UTF-8.
@@ -37,7 +37,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from ..jsonl import MAX_DEPTH, BadLine, check_untrusted, unsafe_json
+from ..io.jsonl import MAX_DEPTH, BadLine, check_untrusted, unsafe_json
 from ..types import ToolCall
 
 PARSERS = ("hermes", "llama3_json", "none")

@@ -97,7 +97,7 @@ def resolve_chat_template(value: str) -> str:
     path = Path(value).expanduser()
     if not path.is_file():
         raise ConfigError(f"chat template {value!r} is neither {' nor '.join(TEMPLATES)} nor a template file")
-    from ..files import read_text
+    from ..io.files import read_text
     text = read_text(path, what="chat template")
     if not text.strip():
         raise ConfigError(f"chat template file {path} is empty")

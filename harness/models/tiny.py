@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import ConfigError
-from ..files import read_text
+from ..io.files import read_text
 from .templates import HERMES_TEMPLATE
 from .tokenizer import KEEP_PIPELINE_KEY
 

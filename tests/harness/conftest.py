@@ -9,12 +9,12 @@ from typing import Optional
 
 import pytest
 
-from mua.harness.build import ModelSpec
-from mua.harness.cost import prices_record
 from mua.harness.metrics import generic
 from mua.harness.protocol import generic as generic_protocol
 from mua.harness.protocol import record
 from mua.harness.registry import benchmark_class, installed_declaration
+from mua.harness.results.cost import prices_record
+from mua.harness.run.build import ModelSpec
 
 MISSING = "missing"  # trial has no episode row (a crashed run)
 ERROR = "error"  # trial finished with an error

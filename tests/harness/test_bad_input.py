@@ -5,9 +5,9 @@ import math
 import pytest
 
 from mua.harness.cli import main
-from mua.harness.episodes import EpisodeRecord
-from mua.harness.progress import Tally as _Tally
-from mua.harness.runs import read_run
+from mua.harness.results.episodes import EpisodeRecord
+from mua.harness.results.runs import read_run
+from mua.harness.run.progress import Tally as _Tally
 
 GOOD = {"benchmark": "tau2", "subset": "retail", "task_id": "0",
         "messages": [{"role": "assistant", "content": "Hi! How can I help you today?"},

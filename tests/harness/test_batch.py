@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from helpers.counter_bench import CounterBenchmark
 
-from mua.harness.batch import RunPlan, run_eval
-from mua.harness.build import ModelSpec
-from mua.harness.episodes import latest_episodes
 from mua.harness.errors import ConfigError
 from mua.harness.registry import register_benchmark
+from mua.harness.results.episodes import latest_episodes
+from mua.harness.run.batch import RunPlan, run_eval
+from mua.harness.run.build import ModelSpec
 
 
 def read_jsonl(path):
@@ -177,7 +177,7 @@ def test_foreign_lines_in_episodes_file_are_skipped_on_resume(tmp_path):
 
 
 def test_result_lines_stay_valid_utf8_with_lone_surrogates(tmp_path):
-    from mua.harness.results import JsonlAppender, dumps
+    from mua.harness.results.store import JsonlAppender, dumps
 
     assert dumps({"a": "é"}) == '{"a":"é"}'  # non-ASCII kept as is
     appender = JsonlAppender(tmp_path / "x.jsonl")

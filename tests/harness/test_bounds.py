@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from mua.harness.build import Models
 from mua.harness.cli import build_parser
-from mua.harness.endpoints import watched
 from mua.harness.errors import ModelError
+from mua.harness.run.build import Models
+from mua.harness.run.endpoints import watched
 
 BAD_FLAGS = [
     ["score", "--trajectories", "t.jsonl", "--out", "o.jsonl", "--concurrency", "0"],

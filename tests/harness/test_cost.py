@@ -11,8 +11,8 @@ from mock_openai import MockOpenAI, text_reply, usage
 from mock_providers import MockAnthropic, MockGemini
 
 from mua.harness.cli import main
-from mua.harness.cost import RunCost, episode_cost, role_cost
-from mua.harness.price_table import builtin, price_of
+from mua.harness.results.cost import RunCost, episode_cost, role_cost
+from mua.harness.results.price_table import builtin, price_of
 
 SECRET = "sk-test-secret-provider-key-0042"
 FAST = json.dumps({"retry": {"max_attempts": 3, "initial_wait_s": 0.001, "max_wait_s": 0.01}, "timeout_s": 5})
@@ -87,7 +87,7 @@ def test_provider_models_route_and_cost_matches_the_price_tables(tmp_path, data_
     assert "$" in board.splitlines()[0] and f"{cost['total']:.4f}" in board
 
     # and the viewer's headline panel: total, each role's share, per episode
-    from mua.harness.view_headline import headline
+    from mua.harness.view.panel import headline
     shown = headline(run, config=json.loads((run / "config.json").read_text()))["cost"]
     assert shown.startswith(f"cost ${cost['total']:.4f} (agent ${cost['roles']['agent']['cost']:.4f}, ")
     assert f"per episode mean ${cost['per_episode']['mean']:.4f}" in shown
@@ -121,7 +121,7 @@ def test_one_model_plays_every_role_and_unknown_price_is_null_never_zero(tmp_pat
     assert main(["leaderboard", str(tmp_path / "one")]) == 0
     board = capsys.readouterr().out
     assert board.splitlines()[0].rstrip().endswith("$") and "? = some model's price is unknown" in board
-    from mua.harness.view_headline import headline
+    from mua.harness.view.panel import headline
     shown = headline(tmp_path / "one", config=config)["cost"]
     assert shown.startswith("cost ? (agent ?, user ?, judge ?)") and "no price for agent, user, judge" in shown
 

@@ -2,9 +2,9 @@ import hashlib
 
 import pytest
 
-from mua.harness import data
 from mua.harness.cli import main
 from mua.harness.errors import DataError
+from mua.harness.io import data
 
 
 def test_explicit_dir_wins_and_missing_explicit_dir_is_an_error(tmp_path, monkeypatch):

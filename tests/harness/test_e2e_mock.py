@@ -8,9 +8,9 @@ import pytest
 from helpers.counter_bench import CounterBenchmark
 from mock_openai import Faults, MockOpenAI, by_model, text_reply, tool_call_reply
 
-from mua.harness.batch import RunPlan, run_eval
-from mua.harness.build import ModelSpec
 from mua.harness.registry import register_benchmark
+from mua.harness.run.batch import RunPlan, run_eval
+from mua.harness.run.build import ModelSpec
 
 FAST_RETRY = {"max_attempts": 30, "initial_wait_s": 0.001, "max_wait_s": 0.01, "max_total_s": 60}
 

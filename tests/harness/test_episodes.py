@@ -6,9 +6,9 @@ import os
 import pytest
 
 from mua.harness.cli import main
-from mua.harness.episodes import INVALID, RECORD_VERSION, EpisodeRecord, episode_index, latest_episodes
 from mua.harness.errors import DataError
-from mua.harness.results import dumps, rewrite_in_order, set_aside_torn_tail
+from mua.harness.results.episodes import INVALID, RECORD_VERSION, EpisodeRecord, episode_index, latest_episodes
+from mua.harness.results.store import dumps, rewrite_in_order, set_aside_torn_tail
 
 
 def _row(task="0", trial=0, **kw):
@@ -155,7 +155,7 @@ def test_hostile_published_rows_are_one_line_errors(tmp_path, data_dir, capsys, 
 
 
 def test_hostile_training_logs_do_not_stop_the_viewer(tmp_path):
-    from mua.harness.view import load_source
+    from mua.harness.view.page import load_source
 
     (tmp_path / "metrics.jsonl").write_bytes(b'{"step": 1, "loss": NaN}\n' + b"[" * 10_000 + b"]" * 10_000
                                              + b"\n" + b'{"step": 1' + b"0" * 5000 + b"}\n" + b'{"step": 2}\n')

@@ -6,8 +6,8 @@ import pytest
 
 from mua.harness.cli import main
 from mua.harness.errors import ConfigError
-from mua.harness.export import export_rows, user_turns
 from mua.harness.interfaces import AgentPrompt
+from mua.harness.tools.export import export_rows, user_turns
 from mua.harness.types import Message, ToolCall, ToolSpec
 from tests.helpers.counter_bench import ADD, CounterBenchmark
 
@@ -109,7 +109,7 @@ def test_user_side_of_a_pack_run(tmp_path, capsys):
     """--role user: the user simulator's own view (its scenario prompt, the agent's words as user turns, its
     replies as assistant turns), the same view SimulatedUser shows the user model."""
     from mua.benchmarks.pack import PackBenchmark
-    from mua.harness.users import SimulatedUser
+    from mua.harness.users.simulator import SimulatedUser
 
     run = tmp_path / "gold"
     assert main(["eval", "--benchmark", "pack", "--data-dir", BOOKINGS, "--agent", "gold", "--split", "train",

@@ -1,8 +1,8 @@
-"""harness.files: whole JSON files that are damaged or hostile give one DataError line naming the file."""
+"""harness.io.files: whole JSON files that are damaged or hostile give one DataError line naming the file."""
 import pytest
 
 from mua.harness.errors import DataError
-from mua.harness.files import field, read_json, read_text
+from mua.harness.io.files import field, read_json, read_text
 
 HOSTILE = {
     "syntax": b'{"a": ',
@@ -52,7 +52,7 @@ def test_field_types():
 
 
 def test_untrusted_json_is_held_to_depth_finite_numbers_and_valid_unicode():
-    from mua.harness.jsonl import MAX_DEPTH, BadLine, check_untrusted, loads_untrusted, unsafe_json
+    from mua.harness.io.jsonl import MAX_DEPTH, BadLine, check_untrusted, loads_untrusted, unsafe_json
 
     assert loads_untrusted(b'{"a": [1, 2.5, "caf\\u00e9 \\ud83d\\ude00"]}') == {"a": [1, 2.5, "café 😀"]}
     assert loads_untrusted("[" * MAX_DEPTH + "]" * MAX_DEPTH) is not None  # the limit itself is fine

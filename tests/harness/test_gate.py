@@ -3,8 +3,8 @@ import json
 import pytest
 
 from mua.harness.cli import main
-from mua.harness.gate import GateSettings, compare
-from mua.harness.runs import read_run
+from mua.harness.results.gate import GateSettings, compare
+from mua.harness.results.runs import read_run
 
 FAST = dict(resamples=2000)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mua.benchmarks.pack.benchmark import PackBenchmark
 from mua.harness.cli import main
-from mua.harness.gold_check import gold_check
+from mua.harness.tools.gold_check import gold_check
 
 BOOKINGS = Path(__file__).resolve().parents[2] / "benchmarks" / "pack" / "examples" / "bookings"
 

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from mua.harness.cli import main
-from mua.harness.leaderboard import Settings, build_rows, columns, load_published, run_cells
-from mua.harness.leaderboard_render import plot, render
-from mua.harness.runs import read_run
+from mua.harness.results.leaderboard import Settings, build_rows, columns, load_published, run_cells
+from mua.harness.results.leaderboard_render import plot, render
+from mua.harness.results.runs import read_run
 
 REPO = Path(__file__).resolve().parents[2]
 FAST = Settings(resamples=300)
@@ -208,10 +208,10 @@ def test_plot_writes_png(make_run, tmp_path):
 
 def test_fixture_writes_the_config_mua_eval_writes(make_run):
     """The synthetic runs these tests read must be in the format `mua eval` really writes."""
-    from mua.harness.build import Models, ModelSpec
-    from mua.harness.plan import RunPlan, with_protocol
-    from mua.harness.plan import run_config as _config
     from mua.harness.registry import open_benchmark
+    from mua.harness.run.build import Models, ModelSpec
+    from mua.harness.run.plan import RunPlan, with_protocol
+    from mua.harness.run.plan import run_config as _config
     from mua.harness.types import Task
 
     path = make_run("spec", "tau2", {"retail": {"r0": [1]}}, model="Qwen/Qwen3-8B", user="u", split="test",

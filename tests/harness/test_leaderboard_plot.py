@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mua.harness.leaderboard import Cell, Row
-from mua.harness.leaderboard_render import figure, plot
+from mua.harness.results.leaderboard import Cell, Row
+from mua.harness.results.leaderboard_render import figure, plot
 
 
 def _rows() -> list[Row]:

@@ -6,10 +6,10 @@ import pytest
 
 from mua.harness.cli import main
 from mua.harness.errors import ConfigError
-from mua.harness.leaderboard import Settings, run_cells
 from mua.harness.metrics import PASS_HAT_K, REWARD, SUCCESS, Metric, MetricsDeclaration, SplitSize, generic
 from mua.harness.registry import benchmark_class
-from mua.harness.runs import declaration_of, read_run
+from mua.harness.results.leaderboard import Settings, run_cells
+from mua.harness.results.runs import declaration_of, read_run
 
 FAST = Settings(resamples=200)
 GHOST = MetricsDeclaration(

@@ -1,6 +1,6 @@
 """Nothing a user owns is overwritten: every command that writes a file or folder refuses one that holds
 something else (a checkpoint, a run, its own input) unless --overwrite, naming what is there (one helper,
-harness/outputs.py, called by every command). The commands run in fresh processes, as a user runs them."""
+harness/io/outputs.py, called by every command). The commands run in fresh processes, as a user runs them."""
 import json
 import subprocess
 import sys
@@ -10,7 +10,7 @@ import pytest
 
 from mua.harness.cli import main
 from mua.harness.errors import ConfigError
-from mua.harness.outputs import check_output, describe
+from mua.harness.io.outputs import check_output, describe
 
 PACK = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
 GOOD = {"benchmark": "tau2", "subset": "retail", "task_id": "0",

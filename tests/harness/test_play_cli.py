@@ -17,7 +17,7 @@ import pytest
 from mock_openai import MockOpenAI, text_reply, tool_call_reply
 
 from mua.harness.cli import main
-from mua.harness.runs import read_run
+from mua.harness.results.runs import read_run
 
 PACK = Path(__file__).resolve().parents[2] / "benchmarks" / "pack" / "examples" / "bookings"
 MUA = [sys.executable, "-c", "import sys; from mua.harness.cli import main; sys.exit(main())"]

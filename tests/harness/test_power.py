@@ -6,7 +6,7 @@ import pytest
 
 from mua.harness.cli import main
 from mua.harness.errors import ConfigError
-from mua.harness.power import PowerSettings, flagged_share, smallest_detectable_drop
+from mua.harness.results.power import PowerSettings, flagged_share, smallest_detectable_drop
 
 
 def normal_drop(tasks: int, trials: int, rate: float) -> float:

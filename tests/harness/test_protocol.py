@@ -5,9 +5,9 @@ import json
 from mock_openai import MockOpenAI, by_model, text_reply, tool_call_reply
 
 from mua.harness.cli import main
-from mua.harness.gate import GateSettings, compare
 from mua.harness.protocol import differences, mismatches
-from mua.harness.runs import read_run
+from mua.harness.results.gate import GateSettings, compare
+from mua.harness.results.runs import read_run
 
 FAST = {"resamples": 200}
 

@@ -1,5 +1,5 @@
 """Credentials in a URL (http://user:KEY@host) are redacted wherever a URL is recorded or printed: config.json,
-error lines, the stall message, train_config.json (one function, harness/urls.py)."""
+error lines, the stall message, train_config.json (one function, harness/io/urls.py)."""
 import json
 import socket
 import subprocess
@@ -8,8 +8,8 @@ from pathlib import Path
 
 from mock_openai import MockOpenAI, by_model, constant, text_reply
 
-from mua.harness.build import ModelSpec
-from mua.harness.urls import redact_url
+from mua.harness.io.urls import redact_url
+from mua.harness.run.build import ModelSpec
 
 PACK = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
 SECRET = "sk-SECRET-do-not-print"

@@ -7,9 +7,9 @@ import pytest
 
 from mua.harness.cli import main
 from mua.harness.registry import open_benchmark
-from mua.harness.replay import TaskIndex, parse_line, replay
 from mua.harness.runner import run_episode
-from mua.harness.transcript import ReplayAgent, ReplayUser, Transcript
+from mua.harness.tools.replay import TaskIndex, parse_line, replay
+from mua.harness.tools.transcript import ReplayAgent, ReplayUser, Transcript
 
 FAKE = "recorded result (never trusted)"
 

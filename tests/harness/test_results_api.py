@@ -1,4 +1,4 @@
-"""The results API (harness/results_api.py): runs below a folder as typed records, read through the one
+"""The results API (harness/results/results_api.py): runs below a folder as typed records, read through the one
 episode reader, with null rewards and errors kept apart, and to_pandas() with and without pandas."""
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import sys
 
 import pytest
 
-from mua.harness.episodes import EpisodeRecord
 from mua.harness.errors import ConfigError
-from mua.harness.results import dumps
-from mua.harness.results_api import find_runs, load_run, load_runs
+from mua.harness.results.episodes import EpisodeRecord
+from mua.harness.results.results_api import find_runs, load_run, load_runs
+from mua.harness.results.store import dumps
 from tests.helpers.view_runs import episode, write_run
 
 

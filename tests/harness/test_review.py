@@ -1,4 +1,4 @@
-"""`mua review` (harness/review.py): failed episodes classed from the adapter's findings (Finding.kind) and
+"""`mua review` (harness/view/review.py): failed episodes classed from the adapter's findings (Finding.kind) and
 the runner's own terminations, errored and unknown episodes apart, tables linked to the view page's rows,
 and a judge model's reason through the model client (mock OpenAI server)."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ import re
 from mua.benchmarks.acebench.scoring import AceFindings
 from mua.benchmarks.bfcl.scoring import Verdict
 from mua.harness.cli import main
-from mua.harness.review import classify, review_rows
 from mua.harness.types import STATE_MISMATCH, WRONG_ACTION, WRONG_ARGUMENTS
-from mua.harness.view import build_payload, explainer, load_source
+from mua.harness.view.page import build_payload, explainer, load_source
+from mua.harness.view.review import classify, review_rows
 from tests.helpers.view_runs import episode, write_run
 from tests.mock_openai import MockOpenAI, text_reply
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from mua.harness.cli import main
-from mua.harness.plan import check_resumable
-from mua.harness.results import RunDir
+from mua.harness.results.store import RunDir
+from mua.harness.run.plan import check_resumable
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/appointments"
 

@@ -7,8 +7,8 @@ import pytest
 
 from mua.harness.cli import main
 from mua.harness.errors import ConfigError
-from mua.harness.runs import label_runs, read_run
-from mua.harness.sweep import leaderboard
+from mua.harness.results.runs import label_runs, read_run
+from mua.harness.tools.sweep import leaderboard
 
 RESULTS = {"retail": {f"r{i}": [1, 1, 0, 1] for i in range(4)}, "airline": {"a0": [1, 0, 1, 1]},
            "telecom": {"t0": [0, 1, 1, 1]}}

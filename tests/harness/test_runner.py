@@ -7,7 +7,7 @@ from mua.harness.agents import ScriptedAgent
 from mua.harness.interfaces import Limits
 from mua.harness.runner import AGENT_STOP, MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, USER_STOP, agent_view, run_episode
 from mua.harness.types import Message, ToolCall
-from mua.harness.users import ScriptedUser, user_view
+from mua.harness.users.simulator import ScriptedUser, user_view
 
 BENCH = CounterBenchmark()
 

@@ -6,7 +6,7 @@ import asyncio
 from mua.benchmarks.acebench.user import AceSimulatedUser
 from mua.harness.seeds import derive_seed, episode_seed, turn_seed
 from mua.harness.types import Message, Usage
-from mua.harness.users import SimulatedUser
+from mua.harness.users.simulator import SimulatedUser
 
 
 class RecordingModel:

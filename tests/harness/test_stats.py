@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from mua.harness.stats import (
+from mua.harness.results.stats import (
     SUCCESS_TOLERANCE,
     bootstrap_ci,
     combine,
@@ -145,8 +145,8 @@ def test_pass_hat_k_agrees_with_official_tau2_metrics_on_real_runs(make_run):
     import json
     from pathlib import Path
 
-    from mua.harness.leaderboard import Settings, run_cells
-    from mua.harness.runs import read_run
+    from mua.harness.results.leaderboard import Settings, run_cells
+    from mua.harness.results.runs import read_run
 
     fixture = json.loads((Path(__file__).parent / "fixtures" / "tau2_official_pass_hat_k.json").read_text())
     checked = 0
@@ -170,7 +170,7 @@ def test_pass_hat_k_agrees_with_official_tau2_metrics_on_real_runs(make_run):
 def test_crossed_bootstrap_widens_with_the_spread_between_replicates():
     """Two seeds that disagree (one +1 on every task, one -1) have a mean of 0 and an interval that reaches both;
     the same figures with the seeds agreeing (every row +0.0 and the task spread kept) give a narrow one."""
-    from mua.harness.stats import paired_bootstrap, paired_bootstrap_crossed
+    from mua.harness.results.stats import paired_bootstrap, paired_bootstrap_crossed
 
     split = [[1.0] * 20, [-1.0] * 20]
     test = paired_bootstrap_crossed(split, seed=0)
@@ -183,7 +183,7 @@ def test_crossed_bootstrap_widens_with_the_spread_between_replicates():
 
 
 def test_crossed_bootstrap_is_deterministic_and_refuses_ragged_rows():
-    from mua.harness.stats import paired_bootstrap_crossed
+    from mua.harness.results.stats import paired_bootstrap_crossed
 
     rows = [[0.0, 1.0, 1.0, 0.5], [1.0, 0.0, 1.0, 1.0], [0.0, 0.0, 1.0, 0.0]]
     assert paired_bootstrap_crossed(rows, seed=3) == paired_bootstrap_crossed(rows, seed=3)

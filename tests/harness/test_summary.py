@@ -1,8 +1,8 @@
 import pytest
 from helpers.records import summarize
 
-from mua.harness.episodes import EpisodeRecord
 from mua.harness.metrics import generic
+from mua.harness.results.episodes import EpisodeRecord
 
 _trials: dict = {}
 

@@ -13,7 +13,7 @@ from mock_openai import MockOpenAI, by_model, text_reply, tool_call_reply
 
 from mua.harness.cli import main
 from mua.harness.registry import register_benchmark
-from mua.harness.sweep import Budgets, cells, plan_budgets, read_sweep
+from mua.harness.tools.sweep import Budgets, cells, plan_budgets, read_sweep
 
 FAST_RETRY = '{"max_attempts": 3, "initial_wait_s": 0.001, "max_wait_s": 0.01, "max_total_s": 30}'
 

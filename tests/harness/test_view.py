@@ -8,7 +8,7 @@ import re
 
 from mua.harness.cli import main
 from mua.harness.interfaces import Benchmark
-from mua.harness.view import build_payload, load_source, render_page, safe_json
+from mua.harness.view.page import build_payload, load_source, render_page, safe_json
 from tests.helpers.view_runs import HOSTILE, write_run
 
 

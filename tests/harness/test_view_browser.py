@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from mua.harness.view import write_view
+from mua.harness.view.page import write_view
 from tests.helpers.browser import dump_dom, screenshot
 from tests.helpers.view_runs import write_run
 

@@ -15,8 +15,8 @@ from mua.harness.models.openai_client import OpenAIChatModel
 from mua.harness.registry import open_benchmark
 from mua.harness.runner import agent_view
 from mua.harness.types import Message
-from mua.harness.view import build_payload, load_source, write_view
-from mua.harness.view_ground import GroundTruth
+from mua.harness.view.ground import GroundTruth
+from mua.harness.view.page import build_payload, load_source, write_view
 from tests.harness.test_view import _unpack
 from tests.helpers.browser import dump_dom, screenshot
 from tests.helpers.view_runs import BASELINES, write_failed_tau2_run, write_run
@@ -111,7 +111,7 @@ def test_compare_page_fits_1400_px(tmp_path):
 
 
 def test_the_agent_view_of_a_request_hides_the_users_own_tool_calls():
-    from mua.harness.view_ground import _seen
+    from mua.harness.view.ground import _seen
 
     call = {"id": "u0", "type": "function", "function": {"name": "toggle_airplane_mode", "arguments": "{}"}}
     rows = [{"role": "assistant", "content": "Hi"}, {"role": "user", "content": None, "tool_calls": [call]},

@@ -1,4 +1,4 @@
-"""`mua view FOLDER` (harness/view_index.py): one page listing every run below a folder, with its benchmark,
+"""`mua view FOLDER` (harness/view/index.py): one page listing every run below a folder, with its benchmark,
 model, headline cells, episodes, date and flags, each linked to its own page; in plain HTML/JSON and in a
 real browser (headless Chromium)."""
 from __future__ import annotations

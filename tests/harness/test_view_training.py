@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from mua.harness.cli import main
-from mua.harness.view import load_source, sample_files, source_kind, write_view
+from mua.harness.view.page import load_source, sample_files, source_kind, write_view
 from tests.helpers.browser import dump_dom
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\0" * 64  # curves.png as training wrote it (the viewer embeds it as is)

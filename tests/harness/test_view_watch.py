@@ -12,8 +12,8 @@ import urllib.request
 import pytest
 
 from mua.harness.cli import main
-from mua.harness.results import dumps
-from mua.harness.view_watch import WatchServer
+from mua.harness.results.store import dumps
+from mua.harness.view.watch import WatchServer
 from tests.helpers.browser import dump_url
 from tests.helpers.view_runs import episode, write_run
 

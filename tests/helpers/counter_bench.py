@@ -8,7 +8,7 @@ from typing import Optional
 from mua.harness.agents import ScriptedAgent
 from mua.harness.interfaces import Benchmark, Environment, EpisodeSpec, Limits, ToolOutcome
 from mua.harness.types import Message, Score, Task, ToolCall, ToolSpec
-from mua.harness.users import ScriptedUser, SimulatedUser
+from mua.harness.users.simulator import ScriptedUser, SimulatedUser
 
 ADD = ToolSpec("add", "Add n to the counter.", {"type": "object", "properties": {"n": {"type": "integer"}},
                                                  "required": ["n"]})

@@ -1,4 +1,4 @@
-"""Where the tests find benchmark data: where `mua` finds it (harness/data.py: $MUA_DATA_DIR, ../shared/data
+"""Where the tests find benchmark data: where `mua` finds it (harness/io/data.py: $MUA_DATA_DIR, ../shared/data
 beside the working directory or the checkout, then the user cache `mua data pull` fills). Module-level
 benchmark instances bind to :data:`DATA_DIR` (a placeholder when there is no data: the tests that use them
 are skipped by the ``data_dir`` fixture)."""
@@ -8,8 +8,8 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from mua.harness.data import resolve_data_dir
 from mua.harness.errors import DataError
+from mua.harness.io.data import resolve_data_dir
 
 REPO = Path(__file__).resolve().parents[2]
 

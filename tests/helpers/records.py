@@ -1,7 +1,7 @@
 """Episode records for tests, from partial rows (the key filled in), and their pooled summary."""
-from mua.harness.episodes import EpisodeRecord
-from mua.harness.runs import aggregate
-from mua.harness.summary import declared_fields, episode_stats
+from mua.harness.results.episodes import EpisodeRecord
+from mua.harness.results.runs import aggregate
+from mua.harness.results.summary import declared_fields, episode_stats
 
 
 def records(rows):

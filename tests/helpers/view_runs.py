@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mua.harness.results import dumps
+from mua.harness.results.store import dumps
 
 HOSTILE = ('<script>document.body.dataset.pwned="1"</script><img src=x onerror="document.body.dataset.pwned=2">'
            '</script><!-- \u2028\u2029 مرحبا بالعالم 你好世界 \ud800 lone surrogate ' + "x" * 5000)

@@ -22,8 +22,8 @@ sys.path[:0] = [str(ROOT)]
 
 from mua.benchmarks.pack import PackBenchmark  # noqa: E402
 from mua.harness.cli import main  # noqa: E402
-from mua.harness.export import export_rows  # noqa: E402
-from mua.harness.results import dumps  # noqa: E402
+from mua.harness.results.store import dumps  # noqa: E402
+from mua.harness.tools.export import export_rows  # noqa: E402
 
 PACK = ROOT / "benchmarks/pack/examples/bookings"
 

@@ -38,7 +38,7 @@ from mua.harness.agents import ModelAgent  # noqa: E402
 from mua.harness.models.tiny import build_tiny_checkpoint  # noqa: E402
 from mua.harness.models.transformers_backend import TransformersChatModel  # noqa: E402
 from mua.harness.runner import run_episode  # noqa: E402
-from mua.harness.users import ScriptedUser  # noqa: E402
+from mua.harness.users.simulator import ScriptedUser  # noqa: E402
 
 
 async def run_level(model: TransformersChatModel, episodes: int, concurrency: int) -> tuple[float, int]:

@@ -13,7 +13,7 @@ from typing import Any
 from mua.benchmarks.pack.loader import load_pack
 from mua.benchmarks.tau2.environment import serialise
 from mua.benchmarks.tau2.overlay import Overlay
-from mua.harness.datafiles import load_json
+from mua.harness.io.datafiles import load_json
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"
 TOOL, ARGS = "book_table", {"name": "Anna", "seat": "window", "hour": 7}

@@ -11,10 +11,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ (helpers)
 from helpers.counter_bench import CounterBenchmark  # noqa: E402
 
-from mua.harness.batch import RunPlan, run_eval  # noqa: E402
-from mua.harness.build import ModelSpec  # noqa: E402
 from mua.harness.registry import register_benchmark  # noqa: E402
-from mua.harness.runs import read_run  # noqa: E402
+from mua.harness.results.runs import read_run  # noqa: E402
+from mua.harness.run.batch import RunPlan, run_eval  # noqa: E402
+from mua.harness.run.build import ModelSpec  # noqa: E402
 
 
 def cpu(fn):

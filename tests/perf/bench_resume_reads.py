@@ -9,9 +9,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ (helpers)
 from helpers.counter_bench import CounterBenchmark  # noqa: E402
 
-from mua.harness.batch import RunPlan, run_eval  # noqa: E402
-from mua.harness.build import ModelSpec  # noqa: E402
 from mua.harness.registry import register_benchmark  # noqa: E402
+from mua.harness.run.batch import RunPlan, run_eval  # noqa: E402
+from mua.harness.run.build import ModelSpec  # noqa: E402
 
 
 class CountingReader:

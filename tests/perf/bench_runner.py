@@ -26,10 +26,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(HERE.parent), str(HERE)]
 
-from mua.harness.batch import RunPlan, run_eval  # noqa: E402
-from mua.harness.build import ModelSpec  # noqa: E402
-from mua.harness.data import resolve_data_dir  # noqa: E402
+from mua.harness.io.data import resolve_data_dir  # noqa: E402
 from mua.harness.registry import open_benchmark  # noqa: E402
+from mua.harness.run.batch import RunPlan, run_eval  # noqa: E402
+from mua.harness.run.build import ModelSpec  # noqa: E402
 
 
 def cpu_s() -> float:

@@ -26,8 +26,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path[:0] = [str(ROOT)]
 
-from mua.harness.results import dumps  # noqa: E402
-from mua.harness.view import write_view  # noqa: E402
+from mua.harness.results.store import dumps  # noqa: E402
+from mua.harness.view.page import write_view  # noqa: E402
 from tests.helpers.browser import FLAGS  # noqa: E402
 
 GOLD = ROOT / "results" / "baselines" / "tau2-retail-gold"

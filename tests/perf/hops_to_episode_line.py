@@ -8,8 +8,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mua.harness import results
 from mua.harness.cli import main
+from mua.harness.results import store as results
 
 stacks: list[list[str]] = []
 real_dumps = results.dumps

@@ -68,7 +68,7 @@ def study_file(args: argparse.Namespace) -> Path:
     """The study file to run: the repository's, or a copy at OUT/study.yaml with the flags' values set."""
     import yaml
 
-    from mua.harness.files import parse_yaml
+    from mua.harness.io.files import parse_yaml
 
     changed = (args.policy, args.sft_steps, args.grpo_steps, args.grpo_lr, args.rft_lr, args.eval_tasks,
                args.sampled_trials)
@@ -163,7 +163,7 @@ def share(count: list[int]) -> str:
 def behaviour_counts(runs: list[Path], tasks: dict[str, dict]) -> dict[str, list[int]]:
     """Over the episodes of ``runs`` (read by the results API): key -> [hits, episodes] for each expected call,
     argument and asked fact."""
-    from mua.harness.results_api import load_run
+    from mua.harness.results.results_api import load_run
 
     return episode_counts((e for run in runs for e in load_run(run).episodes()), tasks)
 

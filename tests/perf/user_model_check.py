@@ -13,7 +13,7 @@ One command, from the bookings example pack (the smallest):
   3. the tiny model (`mua model tiny`: hidden 64, 2 heads, 2 layers, digit places, ``--name-places`` 12 since the
      test split's names are none of the train split's, tokenizer merges also learnt from the lessons) fine-tuned
      on them with `mua sft` (OUT/user-model) on ``--threads`` 1 torch thread, timed: wall and CPU;
-  4. the adversarial user suite (harness/user_suite.py, the pack's user_suite.json) on the pack's test split (tasks
+  4. the adversarial user suite (harness/users/suite.py, the pack's user_suite.json) on the pack's test split (tasks
      never trained on): natural questions never seen in training (families paraphrase and compound: one fact, or
      two or three in one sentence), and messages that ask for nothing (stuffing, template, chatter). The trained
      user (the pack's ``simulated_user`` on the local checkpoint as `--user-model` loads it, batched, shown the
@@ -100,7 +100,7 @@ def derive_pack(out: Path, prompt: str) -> Path:
 def write_lessons(pack: Path, path: Path, per_task: int, seed: int, rounds: int = 1) -> int:
     from mua.benchmarks.pack import PackBenchmark
     from mua.benchmarks.pack.user_lessons import lesson_rows
-    from mua.harness.export import write_dataset
+    from mua.harness.tools.export import write_dataset
 
     bench = PackBenchmark(pack)
     rows = lesson_rows(bench, bench.load_tasks("tasks", "train"), per_task, seed, rounds)
@@ -165,12 +165,12 @@ def rates(scores: dict, families: tuple[str, ...]) -> tuple[int, int]:
 
 
 def measure(pack: Path, model_dir: Path, test_tasks: Optional[int], said: list) -> tuple[dict, dict]:
-    """The suite's scores (harness/user_suite.py) of the trained user and of the scripted user, on the pack's test
+    """The suite's scores (harness/users/suite.py) of the trained user and of the scripted user, on the pack's test
     split (the trained user's replies appended to ``said`` as (case, reply)); refused when a natural question of
     the suite is a training phrasing."""
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models import make_chat_model
-    from mua.harness.user_suite import score_user, suite
+    from mua.harness.users.suite import score_user, suite
 
     bench = PackBenchmark(pack)
     cases = suite(bench, bench.load_tasks("tasks", "test")[:test_tasks])
@@ -239,7 +239,7 @@ def main(argv: Optional[list[str]] = None) -> int:
               f"-> {model}", flush=True)
     said: list = []
     learned, scripted = measure(pack, model, args.test_tasks, said)
-    from mua.harness.user_suite import REFUSE, reply_is_right, suite_lines, tells_any
+    from mua.harness.users.suite import REFUSE, reply_is_right, suite_lines, tells_any
 
     shown: dict[str, int] = {}
     for case, reply in said:

@@ -15,7 +15,7 @@ from helpers.counter_bench import CounterBenchmark  # noqa: E402
 
 from mua.harness.cli import main  # noqa: E402
 from mua.harness.registry import register_benchmark  # noqa: E402
-from mua.harness.users import ScriptedUser  # noqa: E402
+from mua.harness.users.simulator import ScriptedUser  # noqa: E402
 
 
 class StallingUser(ScriptedUser):

@@ -235,7 +235,7 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
     recorded = json.loads((out / "train_config.json").read_text())
     assert recorded["max_steps"] == 3 and recorded["trained_tasks"] == ["easy/0", "easy/1"]
     # an evaluation of the trained model records which split it was trained on
-    from mua.harness.build import ModelSpec, describe
+    from mua.harness.run.build import ModelSpec, describe
 
     assert describe(ModelSpec(str(out)), None)["trained_on"] == {
         "benchmark": "counter", "subsets": ["easy"], "split": "train", "split_file": None,

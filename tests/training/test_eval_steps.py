@@ -10,7 +10,7 @@ import pytest
 from training_fakes import BOOKINGS_PACK
 
 from mua.harness.cli import main
-from mua.harness.results_api import load_runs
+from mua.harness.results.results_api import load_runs
 from tests.helpers.browser import dump_dom
 
 pytest.importorskip("trl", reason="mua train needs trl")
@@ -66,11 +66,11 @@ def test_eval_steps_scores_the_validation_split_through_the_eval_runner(tiny_che
 
 
 def test_eval_curves_and_bad_settings(tiny_checkpoint, tmp_path, capsys):
-    from mua.harness.curves import PANELS
+    from mua.harness.view.curves import PANELS
 
     assert ("eval/reward", "held-out mean reward (eval_steps)") in dict(PANELS)["reward"]
     pytest.importorskip("matplotlib", reason="curves.png needs the plot extra")
-    from mua.harness.curves import render_curves
+    from mua.harness.view.curves import render_curves
 
     train_rows = [{"step": 1, "reward": 0.5}, {"step": 2, "reward": 0.6}]
     eval_rows = [{"step": 1, "eval/reward": 0.2, "eval/pass_rate": 0.0}, {"step": 2, "eval/reward": 0.4}]

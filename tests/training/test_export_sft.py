@@ -65,7 +65,7 @@ def test_sft_one_step(exported, tmp_path, capsys):
 
 
 def test_datasets_export_prints_no_progress_bar_and_writes_the_same_bytes(tmp_path, capfd):
-    from mua.harness.export import write_dataset
+    from mua.harness.tools.export import write_dataset
 
     rows = [{"task_id": f"t{i}", "messages": [{"role": "user", "content": "hi"}], "reward": 1.0} for i in range(3)]
     datasets.enable_progress_bars()

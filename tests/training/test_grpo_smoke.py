@@ -10,7 +10,7 @@ from helpers.counter_bench import CounterBenchmark
 from mua.harness.models.chat_template import template_messages
 from mua.harness.runner import agent_view
 from mua.harness.types import Message
-from mua.harness.users import ScriptedUser
+from mua.harness.users.simulator import ScriptedUser
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl", reason="GRPO training needs trl")

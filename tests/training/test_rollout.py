@@ -9,7 +9,7 @@ from helpers.counter_bench import CounterBenchmark
 from training_fakes import ScriptedBackend
 
 from mua.harness.errors import ModelError
-from mua.harness.users import ScriptedUser
+from mua.harness.users.simulator import ScriptedUser
 from mua.training.config import TrainConfig
 from mua.training.grpo import policy_factory
 from mua.training.rollout import BUDGET_EXHAUSTED, EpisodePlayer, RolloutFunc, RolloutSettings, episode_reward
@@ -239,7 +239,7 @@ def test_bfcl_miss_func_episodes_are_trainable(tiny_tokenizer, stop_ids, data_di
     """Tools added at a later turn (BFCL multi_turn_miss_func) enter the stream; the episode is scored and
     trained instead of failing with a stream error."""
     from mua.harness.registry import open_benchmark
-    from mua.harness.selection import TaskSelection, select_tasks
+    from mua.harness.run.selection import TaskSelection, select_tasks
 
     bench = open_benchmark("bfcl_v3", data_dir)
     tasks = select_tasks(bench, TaskSelection(["multi_turn_miss_func"], limit=2))["multi_turn_miss_func"]

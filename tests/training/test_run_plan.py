@@ -1,5 +1,5 @@
 """`mua train` plays the user simulator (and judge) exactly as `mua eval` scores with: the benchmark's run protocol
-comes from one run plan (harness/plan.py) both call. The user's requests of the same episode are compared
+comes from one run plan (harness/run/plan.py) both call. The user's requests of the same episode are compared
 field by field; a departure from the protocol needs an explicit flag and is recorded."""
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from mua.harness.models.chat_template import template_messages
 from mua.harness.models.stream import StreamError, TemplateSuffixer, TokenStream, stop_text_of
 from mua.harness.runner import agent_view, run_episode
 from mua.harness.types import Message, ToolCall
-from mua.harness.users import ScriptedUser
+from mua.harness.users.simulator import ScriptedUser
 from mua.training.policy import Budget, BudgetExhausted
 from mua.training.sft import teacher_policy
 

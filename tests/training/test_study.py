@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mua.harness.errors import ConfigError, DataError
-from mua.harness.stats import PairedTest
+from mua.harness.results.stats import PairedTest
 from mua.training import study as st
 from mua.training import study_report as sr
 

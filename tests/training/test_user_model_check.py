@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from mua.harness.user_suite import FamilyScore
+from mua.harness.users.suite import FamilyScore
 
 SCRIPT = Path(__file__).resolve().parents[1] / "perf" / "user_model_check.py"
 BOOKINGS = Path(__file__).resolve().parents[2] / "benchmarks/pack/examples/bookings"

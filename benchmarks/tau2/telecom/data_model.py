@@ -13,8 +13,8 @@ from typing import Any, Optional
 
 import tomllib
 
-from mua.harness.datafiles import FIX_HINT, load_text
 from mua.harness.errors import DataError
+from mua.harness.io.datafiles import FIX_HINT, load_text
 
 from ...records import build_record, check_object
 from ..domain import Record

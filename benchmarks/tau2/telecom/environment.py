@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from mua.harness.datafiles import load_text
+from mua.harness.io.datafiles import load_text
 
 from ..domain import Record, Tau2Domain, ToolDef
 from . import data_model as dm

@@ -1,6 +1,6 @@
 """A pack may name its LLM user's model in pack.json ("user_model"): a checkpoint folder relative to the pack (or
 absolute), or a model name. `mua eval`, `mua play` and `mua train` play it when no user model is named, through
-the one run plan (harness/plan.py), record it, and record an explicit --user-model as the override user.model.
+the one run plan (harness/run/plan.py), record it, and record an explicit --user-model as the override user.model.
 Bad values are one-line data errors."""
 from __future__ import annotations
 

@@ -10,8 +10,8 @@ from mua.harness.cli import main
 from mua.harness.interfaces import User
 from mua.harness.runner import run_episode
 from mua.harness.types import Message, Task, Usage
-from mua.harness.user_audit import audit_episode, overall
-from mua.harness.view_headline import headline
+from mua.harness.users.audit import audit_episode, overall
+from mua.harness.view.panel import headline
 
 BOOKINGS = Path(__file__).resolve().parents[3] / "benchmarks" / "pack" / "examples" / "bookings"
 

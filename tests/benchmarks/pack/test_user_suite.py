@@ -5,7 +5,7 @@ from mua.benchmarks.pack.benchmark import PackBenchmark
 from mua.harness.cli import main
 from mua.harness.interfaces import User
 from mua.harness.types import Message
-from mua.harness.user_suite import FAMILIES, score_user, suite
+from mua.harness.users.suite import FAMILIES, score_user, suite
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "benchmarks" / "pack" / "examples"
 

@@ -9,7 +9,7 @@ from mua.benchmarks.acebench.scoring import AceFindings
 from mua.benchmarks.bfcl.scoring import Verdict
 from mua.benchmarks.tau2 import Tau2Benchmark
 from mua.benchmarks.tau2.findings import Tau2Findings
-from mua.harness.results import dumps
+from mua.harness.results.store import dumps
 
 BASELINES = Path(__file__).resolve().parents[3] / "results" / "baselines"
 

@@ -33,7 +33,7 @@ def test_meter_says_nothing_until_a_local_model_generates():
 
 
 def test_episode_clock_gives_an_eta_from_finished_episodes(monkeypatch):
-    from mua.harness import progress
+    from mua.harness.run import progress
 
     now = [100.0]
     monkeypatch.setattr(progress.time, "monotonic", lambda: now[0])
@@ -83,8 +83,8 @@ def test_an_endpoint_that_generates_to_its_limit_is_reported(capsys):
 
 def test_progress_shows_model_turns_and_tokens_per_s_during_a_local_run(tiny_checkpoint, tmp_path, capsys,
                                                                         monkeypatch):
-    from mua.harness import progress
     from mua.harness.cli import main
+    from mua.harness.run import progress
 
     monkeypatch.setattr(progress, "ACTIVITY_EVERY_S", 0.01)
     assert main(["eval", "--benchmark", "pack", "--data-dir", str(PACK), "--agent-model", str(tiny_checkpoint),

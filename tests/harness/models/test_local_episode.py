@@ -15,7 +15,7 @@ from mua.harness.models.generation import GenerationResult  # noqa: E402
 from mua.harness.models.trace import record_turns  # noqa: E402
 from mua.harness.models.transformers_backend import TransformersChatModel  # noqa: E402
 from mua.harness.runner import agent_view, run_episode  # noqa: E402
-from mua.harness.users import ScriptedUser  # noqa: E402
+from mua.harness.users.simulator import ScriptedUser  # noqa: E402
 
 BENCH = Tau2Benchmark(DATA_DIR)
 USER_SAYS = ["Hi, I want to return an item.", "My name is Yusuf Rossi, zip 19122.", "###STOP###"]

@@ -160,7 +160,7 @@ def test_litellm_route_reaches_the_mock_and_prices_from_its_map(monkeypatch):
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as litellm_client sets it: nothing fetched
     pytest.importorskip("litellm", reason="the providers extra is not installed")
     from mua.harness.models.litellm_client import LiteLLMChatModel
-    from mua.harness.price_table import price_of
+    from mua.harness.results.price_table import price_of
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-litellm-secret-789")
     with MockAnthropic(_call_then_text, key="sk-litellm-secret-789") as url:

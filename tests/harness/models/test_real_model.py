@@ -109,10 +109,10 @@ def test_tau2_retail_with_the_real_model_as_agent_and_user(smollm2_checkpoint, d
     """Retail's policy and tools take about 6k of SmolLM2's 8192 tokens: with small reply budgets and two user
     turns an episode ends; a prompt that outgrows the context is a clear episode error, never a hang."""
     from mua.harness.agents import ModelAgent
-    from mua.harness.build import make_user
     from mua.harness.interfaces import Limits
     from mua.harness.models import make_chat_model
     from mua.harness.registry import open_benchmark
+    from mua.harness.run.build import make_user
     from mua.harness.runner import run_episode
 
     bench = open_benchmark("tau2", data_dir)

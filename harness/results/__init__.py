@@ -1,0 +1,1 @@
+"""A run's result files and everything read from them: records, summary, cost, leaderboard, gate."""

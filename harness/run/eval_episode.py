@@ -1,0 +1,61 @@
+"""Playing one episode of a run: the agent and user for its seed, ``run_episode``, and the EpisodeRecord that
+becomes its line in episodes.jsonl. A model endpoint failure or a bug in one episode is recorded in the
+episode (``error``), never raised; bad data or configuration (a MuaError) stops the run."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Optional
+
+from ..errors import ModelError, MuaError
+from ..interfaces import Benchmark
+from ..results.episodes import EpisodeRecord
+from ..runner import EpisodeResult, run_episode
+from ..seeds import episode_seed
+from ..types import Task
+from .build import Models, UsageCounter, make_agent, make_user
+from .plan import RunPlan, jsonable
+
+log = logging.getLogger(__name__)
+
+
+def _failed(bench: Benchmark, task: Task, trial: int, seed: int, error: str) -> EpisodeRecord:
+    return EpisodeRecord.new(benchmark=bench.name, subset=task.subset, task_id=task.id, trial=trial, seed=seed,
+                             reward=None, components={}, termination=None, turns=0, messages=[], usage={},
+                             info={}, error=error)
+
+
+async def play_one(bench: Benchmark, plan: RunPlan, models: Models, task: Task, trial: int
+                   ) -> tuple[EpisodeRecord, float]:
+    """The one way `mua eval` (and `mua sweep`, through it) plays an episode of a run: the episode's record and
+    its wall-clock seconds."""
+    seed = episode_seed(plan.seed, task.subset, task.id, trial)
+    start = time.monotonic()
+    try:
+        agent = make_agent(bench, task, plan.agent, models, seed)
+        user = make_user(bench, task, models.user, seed, scripted=plan.agent.gold)
+        judge = UsageCounter(models.judge) if models.judge is not None else None
+        result = await run_episode(bench, task, agent, user, judge=judge)
+    except ModelError as e:
+        return _failed(bench, task, trial, seed, f"model error: {e}"), time.monotonic() - start
+    except MuaError:
+        raise  # bad data or configuration: the person running mua must fix it, once, not per episode
+    except Exception as e:  # a bug in one episode must not take the run down; it is recorded
+        log.exception("episode %s/%s trial %d failed", task.subset, task.id, trial)
+        return _failed(bench, task, trial, seed, f"{type(e).__name__}: {e}"), time.monotonic() - start
+    return episode_record(bench, task, trial, seed, result, judge), time.monotonic() - start
+
+
+def episode_record(bench: Benchmark, task: Task, trial: int, seed: int, result: EpisodeResult,
+                   judge: Optional[UsageCounter] = None) -> EpisodeRecord:
+    """The record of a played and scored episode (`mua eval`'s and `mua play`'s line of episodes.jsonl)."""
+    score = result.score
+    if score is None:  # run_episode scores unless asked not to
+        raise RuntimeError("run_episode returned no score")
+    return EpisodeRecord.new(
+        benchmark=bench.name, subset=task.subset, task_id=task.id, trial=trial, seed=seed,
+        reward=score.reward, components=score.components, termination=result.termination, turns=result.turns,
+        messages=[m.to_dict() for m in result.messages],
+        usage={"agent": result.agent_usage.to_dict(), "user": result.user_usage.to_dict(),
+               **({"judge": judge.usage.to_dict()} if judge is not None and judge.usage.requests else {})},
+        info=jsonable(score.info), error=None)

@@ -1,0 +1,181 @@
+"""Re-scoring given trajectories (``mua score``): mua's own JSONL input, or a benchmark's own results files.
+
+Each trajectory is replayed through ``run_episode`` in a fresh environment (recorded tool results are never
+trusted) and scored by its benchmark's scorer. A line that cannot be read becomes an error row, never a crash.
+"""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Optional
+
+from ..errors import ConfigError, DataError, MuaError
+from ..interfaces import Benchmark, ChatModel, ReplayItem
+from ..io.jsonl import BadLine, iter_raw_lines, loads_line
+from ..registry import benchmark_names, open_benchmark
+from ..runner import run_episode
+from ..types import Message, Score, Task
+from .transcript import ReplayAgent, ReplayUser, Transcript
+
+REQUIRED = ("benchmark", "subset", "task_id", "messages")
+
+
+class TaskIndex:
+    """Tasks by (benchmark, subset, id), each subset's task file loaded once; benchmarks bound to data_dir."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = data_dir
+        self._by_subset: dict[tuple, dict[str, Task]] = {}
+
+    def get(self, bench: Benchmark, subset: str, task_id: str, variant: Optional[str] = None) -> Task:
+        split = bench.split_for_variant(variant)
+        key = (bench.name, subset, split)
+        if key not in self._by_subset:
+            if subset not in bench.subsets:
+                raise KeyError(f"{bench.name} has no subset {subset!r} (known: {', '.join(bench.subsets)})")
+            self._by_subset[key] = {t.id: t for t in bench.load_tasks(subset, split=split)}
+        tasks = self._by_subset[key]
+        if task_id not in tasks:
+            raise KeyError(f"{bench.name}/{subset} has no task {task_id!r}")
+        return tasks[task_id]
+
+
+def parse_line(line: bytes | str, index: TaskIndex, lineno: int = 0) -> tuple[Optional[Benchmark], ReplayItem]:
+    """One input line -> (benchmark, item); problems are reported in ``item.error`` (prefixed "line N:")."""
+    bench, item = _parse_line(line, index)
+    if item.error and lineno:
+        item.error = f"line {lineno}: {item.error}"
+    return bench, item
+
+
+def _parse_line(line: bytes | str, index: TaskIndex) -> tuple[Optional[Benchmark], ReplayItem]:
+    try:
+        obj = loads_line(line)
+    except BadLine as e:
+        return None, ReplayItem(None, [], subset="", task_id="", error=str(e))
+    if not isinstance(obj, dict):
+        return None, ReplayItem(None, [], subset="", task_id="", error="line is not a JSON object")
+    fields = {k: obj.get(k) for k in ("subset", "task_id", "variant")}
+    item = ReplayItem(None, [], subset=_text(fields["subset"]), task_id=_text(fields["task_id"]))
+    missing = [k for k in REQUIRED if k not in obj]
+    wrong = [k for k, v in fields.items() if v is not None and not isinstance(v, (str, int))
+             or isinstance(v, bool) or (k == "variant" and isinstance(v, int))]
+    if missing:
+        item.error = f"missing keys: {', '.join(missing)}"
+        return None, item
+    if wrong:
+        item.error = f"{', '.join(wrong)} must be text"
+        return None, item
+    item.variant = fields["variant"]
+    try:
+        bench = open_benchmark(str(obj["benchmark"]), index.data_dir)
+        item.task = index.get(bench, item.subset, item.task_id, item.variant)
+        if not isinstance(obj["messages"], list):
+            raise ValueError("messages must be a list")
+        item.messages = [Message.from_dict(m) for m in obj["messages"]]
+    except (MuaError, KeyError, ValueError, TypeError, AttributeError) as e:
+        item.error = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+        return None, item
+    return bench, item
+
+
+def read_items(path: Path, data_dir: Path, index: TaskIndex) -> Iterator[tuple[Optional[Benchmark], ReplayItem]]:
+    """Items from ``path``: mua's JSONL format, else the first benchmark whose own results format it is."""
+    if _looks_like_mua_jsonl(path):
+        for lineno, raw, _complete in iter_raw_lines(path):
+            yield parse_line(raw, index, lineno)
+        return
+    for name in benchmark_names():
+        bench = open_benchmark(name, data_dir)
+        try:
+            items = bench.read_official(path)
+        except MuaError:
+            raise
+        except Exception as e:  # an adapter's reader meeting a shape it did not foresee: one line, no traceback
+            raise DataError(f"{path}: cannot be read as a {name} results file ({type(e).__name__}: {e})") from None
+        if items is not None:
+            yield from _guarded(name, path, items, bench)
+            return
+    raise ConfigError(f"{path}: neither mua trajectory lines ({{\"benchmark\", \"subset\", \"task_id\", "
+                      f"\"messages\"}} per line) nor a results file of a known benchmark")
+
+
+def _guarded(name: str, path: Path, items: Iterable[ReplayItem],
+             bench: Benchmark) -> Iterator[tuple[Optional[Benchmark], ReplayItem]]:
+    """The items an official reader yields; if the reader fails part-way, the items read so far are kept and
+    the failure ends the file with one error row (a hostile file must not cost a traceback or earlier rows)."""
+    iterator = iter(items)
+    while True:
+        try:
+            item = next(iterator)
+        except StopIteration:
+            return
+        except MuaError:
+            raise
+        except Exception as e:
+            yield None, ReplayItem(None, [], subset="", task_id="", error=f"the rest of {path} cannot be read as "
+                                   f"a {name} results file ({type(e).__name__}: {e})")
+            return
+        yield (bench if item.error is None else None), item
+
+
+def _looks_like_mua_jsonl(path: Path) -> bool:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    obj = loads_line(line)
+                except BadLine:
+                    return line.lstrip().startswith("{") and '"benchmark"' in line
+                return isinstance(obj, dict) and "benchmark" in obj
+    return True  # an empty file: zero lines in, zero lines out
+
+
+def _text(value: Any) -> str:
+    """A short printable form of an id read from a hostile line (it is echoed in the output row)."""
+    if value is None or isinstance(value, (dict, list)):
+        return ""
+    return str(value)
+
+
+async def replay(bench: Benchmark, item: ReplayItem, judge: Optional[ChatModel]) -> Score:
+    """Play the recorded messages through ``run_episode`` (tool calls re-executed in a fresh environment, no
+    budgets), then score with the recorded termination, or the one the adapter derives when none was given."""
+    if item.task is None:
+        raise ValueError(f"no task for {item.subset}/{item.task_id}")
+    transcript = Transcript(item.messages)
+    result = await run_episode(bench, item.task, ReplayAgent(transcript), ReplayUser(transcript),
+                               score=False, replaying=True)
+    if (problem := transcript.leftover()) is not None:
+        raise ValueError(problem)
+    return await bench.score(item.task, result.messages, env=result.env, termination=item.termination,
+                                   judge=judge)
+
+
+async def score_item(bench: Optional[Benchmark], item: ReplayItem, judge: Optional[ChatModel]) -> dict:
+    row: dict[str, Any] = {"task_id": item.task_id, "subset": item.subset, "variant": item.variant,
+           "reward": None, "components": {}, "error": item.error}
+    if bench is not None and item.error is None:
+        try:
+            score = await replay(bench, item, judge)
+            reward = None if score.reward is None else float(score.reward)  # None: unknown (a check skipped)
+            row.update(reward=reward, components=dict(score.components))
+        except MuaError:
+            raise  # bad data or configuration: reported once to the person running mua
+        except Exception as e:  # a trajectory that cannot be replayed or scored is that row's error
+            row["error"] = f"{type(e).__name__}: {e}"
+    if item.official is not None:
+        row["official"] = item.official
+    return row
+
+
+async def score_all(pairs: Iterable[tuple[Optional[Benchmark], ReplayItem]], judge: Optional[ChatModel],
+                    concurrency: int = 8) -> list[dict]:
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(pair: tuple[Optional[Benchmark], ReplayItem]) -> dict:
+        bench, item = pair
+        async with semaphore:
+            return await score_item(bench, item, judge)
+
+    return await asyncio.gather(*(one(p) for p in pairs))

@@ -1,0 +1,1 @@
+"""`mua view` and `mua review`: pages drawn from a run's recorded files."""
