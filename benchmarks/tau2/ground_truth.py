@@ -16,7 +16,6 @@ from mua.harness.types import Message, Task
 from . import scoring
 from .domain import Tau2Domain
 from .overlay import Overlay
-from .telecom.state import TelecomState
 
 # the order a reader wants tau2's user instructions in (the data has them in any order)
 INSTRUCTION_ORDER = ("reason_for_call", "known_info", "unknown_info", "task_instructions")
@@ -95,6 +94,8 @@ def _documents(episode: Any, gold: Any) -> dict[str, tuple[Any, Any]]:
         keys = sorted({(table, key) for state in (episode, gold) for table, records in state.changed.items()
                        for key in records})
         return {f"{table}/{key}": (_record(episode, table, key), _record(gold, table, key)) for table, key in keys}
+    from .telecom.state import TelecomState  # only a telecom episode gets here: other runs never load telecom
+
     if isinstance(episode, TelecomState) and isinstance(gold, TelecomState):
         pairs = zip(episode.fingerprint(), gold.fingerprint())  # canonical JSON: type-exact, as the DB check
         return {name: (json.loads(a), json.loads(b)) for name, (a, b) in zip(("agent db", "user db"), pairs)}
