@@ -28,6 +28,8 @@ from mua.harness.models.decode import PrefixCache
 from mua.harness.models.generation import GenerationRequest, GenerationResult
 from mua.harness.models.vllm_backend import generation_result, sampling_kwargs
 
+from .compat import sync_weights_through_reload
+
 
 class Backend(Protocol):
     async def generate(self, request: GenerationRequest) -> GenerationResult: ...
@@ -200,11 +202,4 @@ def reload_weights_on_cpu(vllm_generation) -> None:
     empty parameter without a ``weight_loader`` (vllm/model_executor/layers/linear.py,
     ``process_weights_after_loading``), so that load fails. vLLM's own ``reload_weights`` restores the
     checkpoint layout, loads and packs again; this sends the policy's weights through it instead."""
-    import types
-
-    def sync_weights(self) -> None:
-        runner = self.llm.llm_engine.model_executor.driver_worker.model_runner
-        runner.reload_weights(weights_iterator=self._iter_named_params())
-        self.llm.reset_prefix_cache()
-
-    vllm_generation.sync_weights = types.MethodType(sync_weights, vllm_generation)
+    sync_weights_through_reload(vllm_generation)

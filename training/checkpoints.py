@@ -17,6 +17,8 @@ from typing import Optional
 from mua.harness.errors import DataError
 from mua.harness.io.files import read_json
 
+from .compat import CheckpointHooks, rotate_checkpoints
+
 STAGING = ".saving"
 _CHECKPOINT = re.compile(r"checkpoint-(\d+)")
 
@@ -56,20 +58,17 @@ def _publish(staged: Path, final: Path) -> None:
         os.close(fd)
 
 
-class AtomicCheckpoints:
+class AtomicCheckpoints(CheckpointHooks):
     """Trainer mixin (put it before the trainer class): checkpoints are saved under a staging name and renamed
     when every rank has written its part."""
 
     _staging = False
 
-    def _get_output_dir(self, trial):
-        out = super()._get_output_dir(trial)  # type: ignore[misc]
-        return os.path.join(out, STAGING) if self._staging else out
+    def checkpoint_parent(self, run_dir: str) -> str:
+        return os.path.join(run_dir, STAGING) if self._staging else run_dir
 
-    def _save_checkpoint(self, model, trial):
-        from transformers.trainer_utils import rotate_checkpoints
-
-        run_dir = Path(super()._get_output_dir(trial))  # type: ignore[misc]
+    def write_checkpoint(self, model, trial, save) -> None:
+        run_dir = Path(self.run_dir(trial))
         name = f"checkpoint-{self.state.global_step}"  # type: ignore[attr-defined]
         staged = run_dir / STAGING / name
         accelerator, args = self.accelerator, self.args  # type: ignore[attr-defined]
@@ -78,16 +77,14 @@ class AtomicCheckpoints:
         accelerator.wait_for_everyone()
         self._staging = True
         try:
-            super()._save_checkpoint(model, trial)  # type: ignore[misc]
+            save()
         finally:
             self._staging = False
         accelerator.wait_for_everyone()
         if args.should_save:
             _publish(staged, run_dir / name)
             shutil.rmtree(staged.parent, ignore_errors=True)  # nothing else is staged: ranks are in step
-            rotate_checkpoints(output_dir=str(run_dir), save_total_limit=args.save_total_limit,
-                               best_model_checkpoint=self.state.best_model_checkpoint,  # type: ignore[attr-defined]
-                               use_mtime=False)
+            rotate_checkpoints(self, str(run_dir))
         accelerator.wait_for_everyone()
 
 

@@ -21,6 +21,7 @@ from mua.harness.types import Task
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend, reload_weights_on_cpu
 from .budgets import check_gold_budgets
 from .checkpoints import atomic, clear_staging, save_final_model
+from .compat import save_checkpoint
 from .config import TrainConfig, check_checkpoint_dir, check_user_model, protocol_specs
 from .credit import WITHHELD_REPLY, turn_credit_trainer
 from .evaluation import EVALS_DIR, PeriodicEval, check_eval_plan
@@ -196,7 +197,7 @@ def save_last_step(trainer, rng: Optional[dict]) -> int:
     if step and not (Path(trainer.args.output_dir) / f"checkpoint-{step}").is_dir():
         if rng is not None:
             rng_restore(rng)
-        trainer._save_checkpoint(trainer.model, trial=None)
+        save_checkpoint(trainer)
     return step
 
 

@@ -8,17 +8,15 @@ of the learning check's tiny model.
 """
 from __future__ import annotations
 
+from .compat import fused_head_choice, set_fused_head_choice
+
 MARK = "_mua_labelled_only"
 
 
 def score_labelled_positions_only() -> bool:
     """Make TRL's fused LM head take its labelled-positions-only path on the CPU; False when this TRL has no such
     switch (then nothing changes)."""
-    try:
-        import trl.trainer.utils as trl_utils
-    except ImportError:
-        return False
-    chooser = getattr(trl_utils, "_use_triton", None)
+    chooser = fused_head_choice()
     if chooser is None:
         return False
     if getattr(chooser, MARK, False):
@@ -28,5 +26,5 @@ def score_labelled_positions_only() -> bool:
         return device.type == "cpu" or chooser(device)
 
     setattr(labelled_only, MARK, True)
-    trl_utils._use_triton = labelled_only  # read only where TRL picks that path (kernels keep their own choice)
+    set_fused_head_choice(labelled_only)
     return True

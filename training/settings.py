@@ -18,6 +18,8 @@ from trl import ModelConfig
 
 from mua.harness.errors import ConfigError
 
+from .compat import parser_with_groups
+
 LORA_FIELDS = ("use_peft", "lora_r", "lora_alpha", "lora_dropout", "lora_target_modules", "lora_modules_to_save",
                "use_rslora", "use_dora")
 
@@ -188,22 +190,15 @@ def parse_settings(cls: type, base: type, argv: list[str], prog: str, descriptio
     own = [name for name in vars(cls).get("__annotations__", {}) if name in declared and name not in LORA_FIELDS]
     lora = [name for name in LORA_FIELDS if name in declared]
 
-    class Parser(TrlParser):
+    def groups(parser, dtype) -> list:
+        return [(parser.add_argument_group(f"{prog}'s settings"), own),
+                (parser.add_argument_group("LoRA (TRL's ModelConfig names)"), lora),
+                (parser.add_argument_group(f"TRL's {base.__name__} settings (see TRL's documentation)"),
+                 [f.name for f in fields(dtype) if f.name not in own and f.name not in lora])]
+
+    class Parser(parser_with_groups(TrlParser, groups)):  # type: ignore[misc]
         def error(self, message):  # argparse would print usage and exit; mua reports one line
             raise ConfigError(message)
-
-        def _add_dataclass_arguments(self, dtype):
-            hints = get_type_hints(dtype)
-            groups = [(self.add_argument_group(f"{prog}'s settings"), own),
-                      (self.add_argument_group("LoRA (TRL's ModelConfig names)"), lora),
-                      (self.add_argument_group(f"TRL's {base.__name__} settings (see TRL's documentation)"),
-                       [f.name for f in fields(dtype) if f.name not in own and f.name not in lora])]
-            by_name = {f.name: f for f in fields(dtype) if f.init}
-            for group, names in groups:
-                for name in names:
-                    if name in by_name:
-                        by_name[name].type = hints[name]
-                        self._parse_dataclass_field(group, by_name[name])
 
     usage = f"{prog} [--config FILE.yaml] [--KEY VALUE ...]"
     parser = Parser(cls, prog=prog, usage=usage, description=description, allow_abbrev=False,

@@ -14,6 +14,8 @@ from typing import Any, Optional
 
 from mua.harness.models.window import OFF_ENV, every_layer_window
 
+from .compat import attention_implementation
+
 __all__ = ["OFF_ENV", "reach", "trim", "trim_start"]
 
 
@@ -79,7 +81,7 @@ def use_window_attention(model) -> bool:
     """Give a model whose every layer is a window (``reach`` not None) the blocked attention above, in place of
     SDPA; False (and nothing changed) for any other model, or one not on SDPA."""
     config = getattr(model, "config", None)
-    if reach(config) is None or getattr(config, "_attn_implementation", None) != "sdpa":
+    if reach(config) is None or attention_implementation(config) != "sdpa":
         return False
     from transformers import AttentionInterface, AttentionMaskInterface
     from transformers.masking_utils import sdpa_mask
