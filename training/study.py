@@ -207,7 +207,7 @@ def _only_arms(arms: dict[str, Arm], only: Optional[list[str]], raw: dict, where
     if missing:
         raise ConfigError(f"--arms: {', '.join(missing)} not an arm of {where} that runs here (it has "
                           f"{', '.join(arms)}; an arm with user_model: required runs only with --user-model)")
-    verdict = raw.get("verdict") if isinstance(raw.get("verdict"), dict) else {}
+    verdict: dict = raw["verdict"] if isinstance(raw.get("verdict"), dict) else {}
     needed = [str(n) for n in [verdict.get("candidate"), *(verdict.get("baselines") or [])]
               if n is not None and n in arms and n not in only]
     if needed:
