@@ -112,6 +112,13 @@ def _answer(out: BinaryIO, answer: dict) -> None:
 
 
 def main() -> None:
+    try:
+        _serve()
+    except (BrokenPipeError, ConnectionResetError):  # mua ended (a signal, a crash): nobody is left to answer
+        os._exit(0)  # not sys.exit: flushing the dead channel at exit would print the same error again
+
+
+def _serve() -> None:
     channel_in = os.fdopen(os.dup(0), "rb")
     channel_out = os.fdopen(os.dup(1), "wb")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)

@@ -142,10 +142,13 @@ def test_a_signal_at_any_moment_is_one_line_and_the_run_resumes(tmp_path, sig, c
     got, err, took = signalled(argv, sig, when)
     assert "Traceback" not in err, err[-3000:]
     lines = [line for line in err.splitlines() if line.strip()]
-    kept = "nothing was written" if moment == "start-up" else "re-run the same command to resume"
+    # 0.4 s in, mua is still importing or already running its command, by the machine's speed: each state has
+    # its line, and the line must say the truth of that state
+    nothing = moment == "start-up" and len(lines) == 1 and "nothing was written" in lines[0]
+    kept = "nothing was written" if nothing else "re-run the same command to resume"
     assert got == code and len(lines) == 1 and word in lines[0] and kept in lines[0], (got, err)
     assert took < 1.5, took  # 1 s asked; slack for a loaded test machine
-    if moment == "start-up":
+    if nothing:
         assert not episodes.exists()
         return
     done = subprocess.run([*MUA, *argv], capture_output=True, text=True, timeout=CASE_SECONDS * 2)

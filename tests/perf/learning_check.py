@@ -40,6 +40,8 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     ap.add_argument("--pack", default=None, help="one pack: the same as --packs PACK")
     ap.add_argument("--split", default=None, choices=("validation", "test"),
                     help="evaluation split: tune on validation (the default), report test once")
+    ap.add_argument("--arms", default=None, metavar="NAME,NAME",
+                    help="only these arms of the study (the verdict's: grpo, grpo-static, rft; default: every arm)")
     ap.add_argument("--seeds", type=int, default=None, help="training seeds per pack (default 5; 1 with --smoke)")
     ap.add_argument("--jobs", type=int, default=None, help="jobs at once (default 2 on 2 or more cores)")
     ap.add_argument("--smoke", action="store_true", help="2 SFT and 2 GRPO steps on 4 tasks, one seed: runs, "
@@ -92,7 +94,9 @@ def study_file(args: argparse.Namespace) -> Path:
         raw["eval"]["tasks"] = args.eval_tasks
     if args.sampled_trials is not None:
         raw["eval"]["sampled_trials"] = args.sampled_trials
-    args.out.mkdir(parents=True, exist_ok=True)
+    from mua.training.study import claim_out
+
+    claim_out(args.out)  # OUT is the study's before its copy of the file goes there (mua study then finds its mark)
     path = args.out / "study.yaml"
     path.write_text(yaml.safe_dump(raw, sort_keys=False))
     return path
@@ -103,9 +107,16 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     args = parse_args(argv)
     started = time.monotonic()
-    path = study_file(args)
+    from mua.harness.errors import MuaError
+
+    try:
+        path = study_file(args)
+    except MuaError as e:  # OUT is another program's folder: one line, as mua study says it
+        print(f"learning check: error: {e}", file=sys.stderr)
+        return 2
     flags = ["--out", str(args.out), *(["--smoke"] if args.smoke else []),
              *(["--packs", args.pack or args.packs] if args.pack or args.packs else []),
+             *(["--arms", args.arms] if args.arms else []),
              *(["--seeds", str(args.seeds)] if args.seeds else []), *(["--split", args.split] if args.split else []),
              *(["--jobs", str(args.jobs)] if args.jobs else []),
              *(["--user-model", str(args.user_model)] if args.user_model else [])]

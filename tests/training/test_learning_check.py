@@ -64,7 +64,8 @@ def test_smoke_runs_every_pack_end_to_end(tmp_path):
 @pytest.mark.slow
 def test_smoke_on_the_real_model(smollm2_checkpoint, tmp_path):
     done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke", "--packs", "bookings",
-                           "--jobs", "1", "--policy", str(smollm2_checkpoint), "--chat-template", "hermes"],
+                           "--jobs", "1", "--policy", str(smollm2_checkpoint), "--chat-template", "hermes",
+                           "--arms", "grpo,grpo-static,rft"],
                           capture_output=True, text=True, timeout=1800)
     assert_smoke(done, tmp_path, ["bookings"])
     assert not (tmp_path / "bookings" / "seed-0" / "model").exists()  # started from the checkpoint
