@@ -64,6 +64,14 @@ def test_untrusted_json_is_held_to_depth_finite_numbers_and_valid_unicode():
                         (HOSTILE["undecodable"], "not valid UTF-8")]:
         with pytest.raises(BadLine, match=reason):
             loads_untrusted(raw)
+    # the bracket count that lets a shallow reply skip the walk: mixed containers at the limit, and past it
+    mixed = '{"a": ' * 50 + "[" * 51 + "]" * 51 + "}" * 50
+    with pytest.raises(BadLine, match=f"deeper than {MAX_DEPTH}"):
+        loads_untrusted(mixed)
+    assert loads_untrusted('{"a": ' * 50 + "[" * 50 + "]" * 50 + "}" * 50, max_depth=100) is not None
+    assert loads_untrusted('{"a": "[[[[[[", "b": [1]}', max_depth=2) == {"a": "[[[[[[", "b": [1]}
+    with pytest.raises(BadLine, match="deeper than 1"):
+        loads_untrusted('{"a": [1]}', max_depth=1)
     deep: list = []
     for _ in range(10_000):  # built in Python (LiteLLM's decoded replies): walked without recursion
         deep = [deep]
