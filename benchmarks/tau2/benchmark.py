@@ -138,7 +138,8 @@ class Tau2Benchmark(Benchmark):
     def _gold_fingerprint(self, domain: Tau2Domain, task: Task) -> Any:
         key = (id(domain), json.dumps([task.initial_state, task.evaluation], sort_keys=True, default=str))
         if key not in self._gold_cache:
-            self._gold_cache[key] = scoring.gold_fingerprint(domain, task.initial_state, task.evaluation or {})
+            gold = scoring.gold_env(domain, task.initial_state, task.evaluation or {})
+            self._gold_cache[key] = domain.fingerprint(gold.state())
         return self._gold_cache[key]
 
     def _score_checks(self, task: Task, messages: list[Message], env: Optional[Environment],

@@ -67,25 +67,6 @@ def serialise(value: Any) -> str:
     return json.dumps(_plain(value), default=str)
 
 
-def run_tool(domain: Tau2Domain, state: Any, name: str, arguments: dict,
-             requestor: str = "assistant") -> tuple[str, bool]:
-    """Execute one call; returns (content, error) as tau2's ``get_response`` would."""
-    try:
-        tools = domain.tools_for(requestor)
-        if requestor == "user" and not domain.user_tools:
-            raise ValueError("User tools not available")
-        tool = tools.get(name)
-        if tool is None:
-            raise ValueError(f"Tool '{name}' not found.")
-        result = tool.func(state, **bind(tool, name, arguments))
-    except Exception as e:  # every failure is reported to the caller, as upstream does
-        return f"Error: {e}", True
-    try:
-        return serialise(result), False
-    except ValueError as e:
-        return f"Error: {e}", True
-
-
 def parse_arguments(raw: str) -> dict:
     """Decode a tool call's JSON arguments; ValueError with a readable reason otherwise."""
     try:
@@ -111,7 +92,21 @@ class Tau2Environment(Environment):
         return [t.spec for t in self.domain.user_tools.values()]
 
     def call(self, name: str, arguments: dict, requestor: str = "assistant") -> tuple[str, bool]:
-        return run_tool(self.domain, self._state, name, arguments, requestor)
+        """Execute one call; returns (content, error) as tau2's ``get_response`` would."""
+        domain = self.domain
+        try:
+            if requestor == "user" and not domain.user_tools:
+                raise ValueError("User tools not available")
+            tool = (domain.user_tools if requestor == "user" else domain.agent_tools).get(name)
+            if tool is None:
+                raise ValueError(f"Tool '{name}' not found.")
+            result = tool.func(self._state, **bind(tool, name, arguments))
+        except Exception as e:  # every failure is reported to the caller, as upstream does
+            return f"Error: {e}", True
+        try:
+            return serialise(result), False
+        except ValueError as e:
+            return f"Error: {e}", True
 
     def execute(self, call: ToolCall, requestor: str = "assistant") -> ToolOutcome:
         try:

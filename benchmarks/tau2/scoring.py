@@ -70,22 +70,14 @@ def replay(domain: Tau2Domain, initial_state: Optional[dict], calls) -> Tau2Envi
     return env
 
 
-def gold_calls(evaluation: dict) -> list[tuple[str, str, dict]]:
-    return [(a.get("requestor") or "assistant", a["name"], a.get("arguments") or {})
-            for a in (evaluation.get("actions") or [])]
-
-
 def gold_env(domain: Tau2Domain, initial_state: Optional[dict], evaluation: dict) -> Tau2Environment:
     """A fresh environment after the gold actions (the end state the DB check compares against)."""
     env = Tau2Environment(domain, domain.new_state())
     domain.initialise(env.state(), initial_state)
-    for requestor, name, args in gold_calls(evaluation):
-        env.call(name, args, requestor)  # failures are ignored, as upstream logs and swallows them
+    for action in evaluation.get("actions") or []:
+        # failures are ignored, as upstream logs and swallows them
+        env.call(action["name"], action.get("arguments") or {}, action.get("requestor") or "assistant")
     return env
-
-
-def gold_fingerprint(domain: Tau2Domain, initial_state: Optional[dict], evaluation: dict) -> Any:
-    return domain.fingerprint(gold_env(domain, initial_state, evaluation).state())
 
 
 def communicate_check(messages: list[Message], infos: list[str]) -> tuple[float, list[str]]:
