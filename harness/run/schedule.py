@@ -11,7 +11,7 @@ from ..errors import ModelError
 from ..interfaces import Benchmark
 from ..results.cost import RunCost
 from ..results.episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode_index, keyed_index
-from ..results.runs import Aggregate, declaration_of
+from ..results.runs import Aggregate
 from ..results.store import JsonlAppender, RunDir, rewrite_in_order, write_json
 from ..results.summary import summary_json
 from ..types import Task
@@ -191,7 +191,8 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
 
 
 def _aggregate(job: PendingRun, layout: Layout) -> Aggregate:
-    return Aggregate(declaration_of(job.config), {s: [t.id for t in ts] for s, ts in job.tasks.items()},
+    # the adapter's declaration itself, which config.json records (read back equal: MetricsDeclaration.to_dict)
+    return Aggregate(job.bench.declared_metrics(), {s: [t.id for t in ts] for s, ts in job.tasks.items()},
                      layout.trials, cost=RunCost(job.config))
 
 
