@@ -171,6 +171,9 @@ class Benchmark(ABC):
     # written against a scripted user's contract, which can change under it (task packs). Training says it
     # for every benchmark, from the gold conversations it plays anyway.
     gold_checked: ClassVar[bool] = False
+    # Whether ``user_facts`` can say exactly what a task's user knows (a pack's replies; tau2's are found by
+    # patterns): a run's summary carries the user audit only then, and other runs neither compute nor import it.
+    exact_user_facts: ClassVar[bool] = False
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = Path(data_dir)

@@ -44,6 +44,7 @@ class PackBenchmark(Tau2Benchmark):
     # tau2's protocol, except the data a run records: the pack's own files (so runs of two packs never compare)
     protocol = replace(Tau2Benchmark.protocol, data=FILES)
     gold_checked = True  # a pack is written against the scripted user's contract: `mua tasks` says gold N of M
+    exact_user_facts = True  # a scenario's replies are its user's facts (user_facts below)
 
     def __init__(self, data_dir: Path, answers: bool = True, static_user: bool = False) -> None:
         """``answers=False``: the scripted user says its opening only; ``static_user``: it replays the reference

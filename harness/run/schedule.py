@@ -15,7 +15,6 @@ from ..results.runs import Aggregate
 from ..results.store import JsonlAppender, RunDir, rewrite_in_order, write_json
 from ..results.summary import summary_json
 from ..types import Task
-from ..users.audit import has_exact_facts, summary_block
 from .build import Models
 from .eval_episode import play_one
 from .plan import RunPlan, mua_version
@@ -213,6 +212,10 @@ def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], compl
         if not timings.canonical:
             rewrite_in_order(timings)
     summary = summary_json(job.config, agg)
+    if not job.bench.exact_user_facts:
+        return summary
+    from ..users.audit import has_exact_facts, summary_block  # lazy: only a benchmark with exact facts needs it
+
     if not has_exact_facts(job.bench, layout.flat):
         return summary
     # read afresh: the rewrite above moves the lines ``index`` points at
