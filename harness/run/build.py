@@ -145,7 +145,7 @@ def describe(spec: Optional[ModelSpec], model: Any) -> Optional[dict]:
     info = spec.to_dict()
     if model is not None and hasattr(model, "describe"):
         info["client"] = model.describe()
-    if trained := trained_on(spec.name):
+    if not spec.gold and (trained := trained_on(spec.name)):  # the gold agent is no checkpoint
         info["trained_on"] = trained
     return info
 
