@@ -46,6 +46,8 @@ def is_mua_run(path: Path) -> bool:
     """A folder ``mua eval`` wrote (which it resumes rather than overwrites)."""
     if (path / "episodes.jsonl").is_file():
         return True
+    if not (path / "config.json").is_file():  # a new folder, as most runs start: nothing to read
+        return False
     try:
         config = read_json(path / "config.json", what="run config")
     except DataError:
