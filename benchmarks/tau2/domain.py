@@ -44,6 +44,17 @@ class Record(dict):
     """A pydantic model dump: its key order and value types are final, so it is serialised verbatim."""
 
 
+def copy_tree(value: Any) -> Any:
+    """A deep copy of JSON-like data that keeps :class:`Record` (several times faster than ``copy.deepcopy``,
+    which rebuilds a dict subclass through its pickling protocol). Tuples and scalars are shared: no database
+    read from JSON holds a mutable object inside either."""
+    if isinstance(value, dict):
+        return type(value)((k, copy_tree(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return [copy_tree(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Param:
     """One parameter of a tool function, in signature order (used to bind arguments like Python does)."""

@@ -6,9 +6,10 @@ copies just that record into the overlay. Reads see the overlay's copy when ther
 """
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any, Iterator, Optional
+
+from .domain import copy_tree
 
 
 class Overlay:
@@ -34,7 +35,7 @@ class Overlay:
         """The record, copied into this overlay first if it still is the shared base record."""
         own = self.changed.setdefault(table, {})
         if key not in own:
-            own[key] = copy.deepcopy(self.base[table][key])
+            own[key] = copy_tree(self.base[table][key])
         return own[key]
 
     def insert(self, table: str, key: str, record: Any) -> None:

@@ -8,18 +8,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..domain import Record
-
-
-def copy_tree(value: Any) -> Any:
-    """A deep copy of JSON-like data that keeps :class:`Record` (faster than ``copy.deepcopy``)."""
-    if isinstance(value, dict):
-        return type(value)((k, copy_tree(v)) for k, v in value.items())
-    if isinstance(value, list):
-        return [copy_tree(v) for v in value]
-    return value
+from ..domain import Record, copy_tree
 
 
 @dataclass
