@@ -23,7 +23,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mock_endpoint import MOCK, ROOT, start_mock  # noqa: E402 - beside this file
+from mock_endpoint import MOCK, ROOT, eval_argv, start_mock  # noqa: E402 - beside this file
 
 SMALL = 10  # episodes of the start-up run
 
@@ -39,14 +39,6 @@ else:
     code = main(argv)
 sys.exit(code)
 """
-
-
-def eval_argv(port: int, tasks: int, trials: int, concurrency: int, out: str, data_dir: str) -> list[str]:
-    url = f"http://127.0.0.1:{port}/v1"
-    return ["eval", "--benchmark", "tau2", "--subset", "retail", "--limit", str(tasks), "--trials", str(trials),
-            "--agent-model", "mock", "--agent-base-url", url, "--user-model", "mock", "--user-base-url", url,
-            "--judge-model", "mock", "--judge-base-url", url, "--concurrency", str(concurrency), "--no-progress",
-            "--out", out, "--data-dir", data_dir]
 
 
 def run_once(env: dict, argv: list[str], profiled: bool) -> tuple[float, int]:

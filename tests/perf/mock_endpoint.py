@@ -50,3 +50,12 @@ def start_mock() -> tuple[subprocess.Popen, int]:
         mock.kill()
         raise
     return mock, port
+
+
+def eval_argv(port: int, tasks: int, trials: int, concurrency: int, out: str, data_dir: str) -> list[str]:
+    """`mua eval`'s arguments for tau2 retail with agent, user simulator and NL judge on the mock at ``port``."""
+    url = f"http://127.0.0.1:{port}/v1"
+    return ["eval", "--benchmark", "tau2", "--subset", "retail", "--limit", str(tasks), "--trials", str(trials),
+            "--agent-model", "mock", "--agent-base-url", url, "--user-model", "mock", "--user-base-url", url,
+            "--judge-model", "mock", "--judge-base-url", url, "--concurrency", str(concurrency), "--no-progress",
+            "--out", out, "--data-dir", data_dir]

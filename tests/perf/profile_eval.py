@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mock_endpoint import MOCK, ROOT, start_mock  # noqa: E402 - beside this file
+from mock_endpoint import MOCK, ROOT, eval_argv, start_mock  # noqa: E402 - beside this file
 
 # The child: marks phases with wrappers (harness functions only), runs `mua eval`, optionally under cProfile.
 CHILD = r"""
@@ -38,7 +38,7 @@ def mark(name):
     marks.setdefault(name, time.perf_counter() - T0)
 from mua.harness.cli import main
 import mua.harness.cli.eval
-from mua.harness import batch, schedule
+from mua.harness.run import batch, schedule
 from mua.harness.models import openai_client
 mark("imports done")
 
@@ -83,14 +83,6 @@ sys.exit(code)
 
 
 
-
-
-def eval_argv(port: int, tasks: int, trials: int, concurrency: int, out: str, data_dir: str) -> list[str]:
-    url = f"http://127.0.0.1:{port}/v1"
-    return ["eval", "--benchmark", "tau2", "--subset", "retail", "--limit", str(tasks), "--trials", str(trials),
-            "--agent-model", "mock", "--agent-base-url", url, "--user-model", "mock", "--user-base-url", url,
-            "--judge-model", "mock", "--judge-base-url", url, "--concurrency", str(concurrency), "--no-progress",
-            "--out", out, "--data-dir", data_dir]
 
 
 def run_child(argv: list[str], env: dict, scratch: Path, profile: bool) -> tuple[dict, float, Path]:
@@ -144,12 +136,12 @@ def breakdown(graph: CallGraph) -> list[tuple[str, float]]:
     score = graph.edge(h + "runner.py:run_episode", ":score")
     judge_chat = graph.edge(":judge_nl_assertions", h + "models/openai_client.py:chat")
     tools = graph.total(h + "runner.py:_execute")
-    play = graph.total(h + "eval_episode.py:play_one")
-    episode = graph.edge(h + "eval_episode.py:play_one", h + "runner.py:run_episode")
-    make = graph.edge(h + "eval_episode.py:play_one", h + "build.py:make_agent") + \
-        graph.edge(h + "eval_episode.py:play_one", h + "build.py:make_user")
-    writes = graph.total(h + "results.py:append") + graph.total(h + "results.py:commit") + \
-        graph.total(h + "schedule.py:_summary") + graph.total(h + "results.py:write_json")
+    play = graph.total(h + "run/eval_episode.py:play_one")
+    episode = graph.edge(h + "run/eval_episode.py:play_one", h + "runner.py:run_episode")
+    make = graph.edge(h + "run/eval_episode.py:play_one", h + "run/build.py:make_agent") + \
+        graph.edge(h + "run/eval_episode.py:play_one", h + "run/build.py:make_user")
+    writes = graph.total(h + "results/store.py:append") + graph.total(h + "results/store.py:commit") + \
+        graph.total(h + "run/schedule.py:_summary") + graph.total(h + "results/store.py:write_json")
     return [
         ("request building (request body to JSON bytes)", build),
         ("HTTP client (send, wait for and read the answer)", http),
