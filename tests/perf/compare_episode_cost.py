@@ -3,9 +3,10 @@
 
 Both trees play the same `mua eval` against one instant mock endpoint (../shared/tools/mock_openai.py; tau2 retail,
 agent, user simulator and NL judge on it), interleaved, the order alternating by round. The other revision's
-harness, benchmarks and training folders are exported (`git archive`) to a scratch folder and put first on
-PYTHONPATH. Per episode is marginal: (run of N episodes - run of 10) / (N - 10), so start-up cancels out;
-the 10-episode run stands for start-up. Each figure is the median over the rounds; ratios are this / base.
+harness, benchmarks and training folders are exported (`git archive`) to a scratch folder, this checkout's are
+copied beside them, and each run puts its tree first on PYTHONPATH (so both are imported alike). Per episode is
+marginal: (run of N episodes - run of 10) / (N - 10), so start-up cancels out; the 10-episode run stands for
+start-up. Each figure is the median over the rounds; ratios are this / base.
 
     python tests/perf/compare_episode_cost.py [--base main] [--rounds 3] [--tasks 100 --trials 2] [--concurrency 8]
 
@@ -17,6 +18,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -26,6 +28,7 @@ from pathlib import Path
 from mock_endpoint import MOCK, ROOT, eval_argv, start_mock  # noqa: E402 - beside this file
 
 SMALL = 10  # episodes of the start-up run
+PARTS = ("harness", "benchmarks", "training")
 
 CHILD = r"""
 import cProfile, json, pstats, sys
@@ -72,15 +75,17 @@ def main() -> int:
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="episode-cost-") as tmp:
         scratch = Path(tmp)
-        base_tree = scratch / "base"
+        base_tree, this_tree = scratch / "base", scratch / "this"
         (base_tree / "mua").mkdir(parents=True)
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base, "harness", "benchmarks", "training"],
-                                 capture_output=True, check=True).stdout
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.base, *PARTS], capture_output=True,
+                                 check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(base_tree / "mua")], input=archive, check=True)
+        for part in PARTS:  # this checkout as it is (uncommitted changes too), imported the same way as the base
+            shutil.copytree(ROOT / part, this_tree / "mua" / part, ignore=shutil.ignore_patterns("__pycache__"))
         common = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPATH")}
         common["OPENAI_API_KEY"] = "x"
-        envs = {"base": dict(common, PYTHONPATH=str(base_tree), PYTHONPYCACHEPREFIX=str(scratch / "pyc-base")),
-                "this": dict(common, PYTHONPYCACHEPREFIX=str(scratch / "pyc-this"))}
+        envs = {tree: dict(common, PYTHONPATH=str(scratch / tree), PYTHONPYCACHEPREFIX=str(scratch / f"pyc-{tree}"))
+                for tree in ("base", "this")}
         figures: dict[str, dict[str, list[float]]] = {t: {"cpu": [], "calls": [], "cpu0": [], "calls0": []}
                                                       for t in envs}
         mock, port = start_mock()
