@@ -104,8 +104,8 @@ class Progress:
 
     def __init__(self, label: str, total: int, done: int, tally: Tally, enabled: bool, slots: int = 1):
         self.tally = tally
-        self.clock = EpisodeClock(total - done, slots)
-        # disabled (--no-progress): no bar, nothing computed per episode
+        # disabled (--no-progress): no bar, no clock, nothing computed per episode
+        self.clock: Optional[EpisodeClock] = EpisodeClock(total - done, slots) if enabled else None
         self._bar: Optional[tqdm] = tqdm(total=total, initial=done, unit="ep", dynamic_ncols=True,
                                          desc=label) if enabled else None
         self._ticker: Optional[asyncio.Task] = asyncio.create_task(self._show_activity()) if enabled else None
@@ -114,7 +114,8 @@ class Progress:
         """What follows the bar: passes, episodes playing and the ETA, then local models' live counts."""
         from ..models.activity import METER
 
-        return "; ".join(part for part in (self.tally.text(), self.clock.text(), METER.text()) if part)
+        clock = self.clock.text() if self.clock is not None else ""
+        return "; ".join(part for part in (self.tally.text(), clock, METER.text()) if part)
 
     async def _show_activity(self) -> None:
         while self._bar is not None:
@@ -124,11 +125,11 @@ class Progress:
 
     def episode_started(self) -> Optional[int]:
         """An episode began; the token goes back to :meth:`episode_done` (None while the bar is off)."""
-        return self.clock.start() if self._bar is not None else None
+        return self.clock.start() if self.clock is not None else None
 
     def episode_done(self, token: Optional[int] = None) -> None:
         """After an episode's line is durable (the tally already counts it): advance and refresh the line."""
-        if token is not None:
+        if token is not None and self.clock is not None:
             self.clock.finish(token)
         if self._bar is not None:
             self._bar.set_postfix_str(self.line(), refresh=False)
