@@ -81,17 +81,22 @@ class Tau2Benchmark(Benchmark):
     def __init__(self, data_dir: Path) -> None:
         super().__init__(data_dir)
         self._gold_cache: dict[tuple, Any] = {}
+        self._domains: dict[str, Tau2Domain] = {}  # by subset, loaded on first use
 
     # -- tasks and episodes -------------------------------------------------------------------------------
     def load_tasks(self, subset: str, split: Optional[str] = None) -> list[Task]:
         if subset not in self.subsets:
             raise ConfigError(f"tau2: unknown subset {subset!r}; valid: {', '.join(self.subsets)}")
         tasks = list(load_tasks(self.data_dir, subset, split))
-        get_domain(subset, self.data_dir)  # checks the domain's database now: a damaged one fails before episodes
+        # loads the domain's database now: a damaged one fails before episodes
+        self._domains[subset] = get_domain(subset, self.data_dir)
         return tasks
 
     def _domain(self, task: Task) -> Tau2Domain:
-        return get_domain(task.subset, self.data_dir)
+        domain = self._domains.get(task.subset)
+        if domain is None:
+            domain = self._domains[task.subset] = get_domain(task.subset, self.data_dir)
+        return domain
 
     def start(self, task: Task) -> EpisodeSpec:
         domain = self._domain(task)
