@@ -3,7 +3,6 @@ file, the policy recorded there (``None`` = the data dir's policy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Optional
 
@@ -25,9 +24,7 @@ def make_task(record: dict, domain: str, split: Optional[str] = None, policy: Op
                 split=split, raw=record, context=Tau2Context(policy))
 
 
-@lru_cache(maxsize=None)
-def _parsed(data_dir: Path, relpath: str, stamp: Optional[tuple]) -> object:
-    return load_json(data_dir, relpath)
+_parsed: dict[tuple[Path, str], tuple[Optional[tuple], object]] = {}  # (folder, file) -> (its version, its data)
 
 
 def _load(data_dir: Path, relpath: str) -> object:
@@ -39,7 +36,10 @@ def _load(data_dir: Path, relpath: str) -> object:
         stamp: Optional[tuple] = (info.st_mtime_ns, info.st_size)
     except OSError:
         stamp = None
-    return _parsed(data_dir, relpath, stamp)
+    cached = _parsed.get((data_dir, relpath))
+    if cached is None or cached[0] != stamp or stamp is None:
+        cached = _parsed[data_dir, relpath] = (stamp, load_json(data_dir, relpath))
+    return cached[1]
 
 
 def load_tasks(data_dir: Path, domain: str, split: Optional[str]) -> list[Task]:
