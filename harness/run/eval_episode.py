@@ -8,13 +8,14 @@ import time
 from typing import Optional
 
 from ..errors import ModelError, MuaError
-from ..interfaces import Benchmark
+from ..interfaces import Agent, Benchmark, User
 from ..results.episodes import EpisodeRecord
+from ..results.store import JsonlAppender, RunDir
 from ..runner import EpisodeResult, run_episode
 from ..seeds import episode_seed
 from ..types import Task
 from .build import Models, UsageCounter, make_agent, make_user
-from .plan import RunPlan, jsonable
+from .plan import RunPlan, jsonable, write_config
 
 log = logging.getLogger(__name__)
 
@@ -27,13 +28,12 @@ def _failed(bench: Benchmark, task: Task, trial: int, seed: int, error: str) -> 
 
 async def play_one(bench: Benchmark, plan: RunPlan, models: Models, task: Task, trial: int
                    ) -> tuple[EpisodeRecord, float]:
-    """The one way `mua eval` (and `mua sweep`, through it) plays an episode of a run: the episode's record and
-    its wall-clock seconds."""
+    """The one way an episode of a run is played (`mua eval`, `mua sweep` through it, `mua play`): the episode's
+    record and its wall-clock seconds."""
     seed = episode_seed(plan.seed, task.subset, task.id, trial)
     start = time.monotonic()
     try:
-        agent = make_agent(bench, task, plan.agent, models, seed)
-        user = make_user(bench, task, models.user, seed, scripted=plan.agent.gold)
+        agent, user = _seated(bench, plan, models, task, seed)
         judge = UsageCounter(models.judge) if models.judge is not None else None
         result = await run_episode(bench, task, agent, user, judge=judge)
     except ModelError as e:
@@ -44,6 +44,34 @@ async def play_one(bench: Benchmark, plan: RunPlan, models: Models, task: Task, 
         log.exception("episode %s/%s trial %d failed", task.subset, task.id, trial)
         return _failed(bench, task, trial, seed, f"{type(e).__name__}: {e}"), time.monotonic() - start
     return episode_record(bench, task, trial, seed, result, judge), time.monotonic() - start
+
+
+def _seated(bench: Benchmark, plan: RunPlan, models: Models, task: Task, seed: int) -> tuple[Agent, User]:
+    """The agent and user of an episode: the person at the terminal in the role they play (`mua play`), the
+    plan's models in the others; the scripted user for the gold agent or where the plan names no user model
+    (a subset that needs one is refused before the run: batch.py)."""
+    person = models.person
+    if plan.person == "agent":
+        assert isinstance(person, Agent)
+        agent: Agent = person
+    else:
+        agent = make_agent(bench, task, plan.agent, models, seed)
+    if plan.person == "user":
+        assert isinstance(person, User)
+        return agent, person
+    return agent, make_user(bench, task, models.user, seed, scripted=plan.agent.gold or plan.user is None)
+
+
+def write_played(run: RunDir, config: dict, record: EpisodeRecord) -> None:
+    """A run of one episode played outside the scheduler (`mua play`): config.json through the one writer
+    (plan.write_config), then the episode's line of episodes.jsonl, durable (flush + fsync)."""
+    run.path.mkdir(parents=True, exist_ok=True)
+    write_config(run, config)
+    episodes = JsonlAppender(run.episodes)
+    try:
+        episodes.append(record.row)
+    finally:
+        episodes.close()
 
 
 def episode_record(bench: Benchmark, task: Task, trial: int, seed: int, result: EpisodeResult,
