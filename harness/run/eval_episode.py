@@ -8,7 +8,7 @@ import time
 from typing import Optional
 
 from ..errors import ModelError, MuaError
-from ..interfaces import Agent, Benchmark, User
+from ..interfaces import Agent, Benchmark, ChatModel, Limits, User
 from ..results.episodes import EpisodeRecord
 from ..results.store import JsonlAppender, RunDir
 from ..runner import EpisodeResult, run_episode
@@ -34,16 +34,39 @@ async def play_one(bench: Benchmark, plan: RunPlan, models: Models, task: Task, 
     start = time.monotonic()
     try:
         agent, user = _seated(bench, plan, models, task, seed)
-        judge = UsageCounter(models.judge) if models.judge is not None else None
-        result = await run_episode(bench, task, agent, user, judge=judge)
-    except ModelError as e:
-        return _failed(bench, task, trial, seed, f"model error: {e}"), time.monotonic() - start
-    except MuaError:
-        raise  # bad data or configuration: the person running mua must fix it, once, not per episode
-    except Exception as e:  # a bug in one episode must not take the run down; it is recorded
-        log.exception("episode %s/%s trial %d failed", task.subset, task.id, trial)
-        return _failed(bench, task, trial, seed, f"{type(e).__name__}: {e}"), time.monotonic() - start
+    except Exception as e:
+        return _failed(bench, task, trial, seed, _failure(task, e)), time.monotonic() - start
+    judge = UsageCounter(models.judge) if models.judge is not None else None
+    result, error = await run_played(bench, task, agent, user, judge)
+    if result is None:
+        return _failed(bench, task, trial, seed, error or ""), time.monotonic() - start
     return episode_record(bench, task, trial, seed, result, judge), time.monotonic() - start
+
+
+async def run_played(bench: Benchmark, task: Task, agent: Agent, user: User, judge: Optional[ChatModel] = None,
+                     limits: Optional[Limits] = None, ends: tuple[type[BaseException], ...] = ()
+                     ) -> tuple[Optional[EpisodeResult], Optional[str]]:
+    """The one runner call of every played episode (play_one's, and the GRPO rollout's with its token-stream
+    policy as the agent): ``run_episode``, and the episode's result or, where it failed, why, as the run records
+    it: a model endpoint failure (``"model error: ..."``) or a bug in one episode (logged) is the episode's
+    error, never raised; bad data or configuration (a MuaError) stops the run. The hook: ``ends``, exceptions a
+    player raises to end its episode early, handed on to the caller (training: the policy's token budget)."""
+    try:
+        return await run_episode(bench, task, agent, user, judge=judge, limits=limits), None
+    except ends:
+        raise
+    except Exception as e:
+        return None, _failure(task, e)
+
+
+def _failure(task: Task, e: Exception) -> str:
+    """Why an episode failed, as its record says it (called while ``e`` is handled); a MuaError is raised on."""
+    if isinstance(e, ModelError):
+        return f"model error: {e}"
+    if isinstance(e, MuaError):
+        raise e  # bad data or configuration: the person running mua must fix it, once, not per episode
+    log.exception("episode %s/%s failed", task.subset, task.id)  # a bug in one episode must not take the run down
+    return f"{type(e).__name__}: {e}"
 
 
 def _seated(bench: Benchmark, plan: RunPlan, models: Models, task: Task, seed: int) -> tuple[Agent, User]:
