@@ -240,16 +240,23 @@ def write_config(run: RunDir, config: dict) -> None:
     write_json(run.config, {"mua_version": mua_version(), **config})
 
 
+# What mua records about itself (its version, the benchmark's declaration) may change between versions without
+# changing which episodes the run is made of; it is rewritten with the current one. prices: what the cost is
+# computed at, not what was played; data_dir: where the same data (checksums in "protocol") lies now
+NOT_THE_RUN = ("mua_version", "metrics", "prices", "data_dir")
+
+
+def run_differences(old: dict, new: dict) -> list[str]:
+    """The one "same run?" rule: the fields in which two records of a run differ in what it plays (config.json's
+    for eval and sweep; the tasks and ``"protocol"`` of train_config.json for a resumed `mua train`)."""
+    return sorted(k for k in set(old) | set(new) if k not in NOT_THE_RUN and old.get(k) != new.get(k))
+
+
 def check_resumable(run: RunDir, config: dict) -> None:
     old = run.read_config()
     if old is None:
         return
-    # What mua records about itself (its version, the benchmark's declaration) may change between versions
-    # without changing which episodes the run is made of; it is rewritten with the current one.
-    # prices: what the cost is computed at, not what was played; data_dir: where the same data (checksums in
-    # "protocol") lies now
-    derived = ("mua_version", "metrics", "prices", "data_dir")
-    diff = sorted(k for k in set(old) | set(config) if k not in derived and old.get(k) != config.get(k))
+    diff = run_differences(old, config)
     if "protocol" in diff and "protocol" not in old:
         raise ConfigError(f"{run.path} was written before mua recorded run protocols (its requests may have used "
                           "other decoding settings); finish it with that mua version, or use another --out")
