@@ -332,12 +332,30 @@ def check_user_model(cfg: TrainConfig, bench: Any) -> None:
                       "allow_scripted_user: true (--allow-scripted-user)")
 
 
+PLAYED_SETTINGS = ("subsets", "user_model", "user_base_url", "user_params", "judge_model", "judge_base_url",
+                   "judge_params", "allow_protocol_departure")  # what protocol_specs resolves from
+
+
 def protocol_specs(cfg: TrainConfig, bench: Any) -> tuple[Optional[ModelSpec], Optional[ModelSpec], list[str]]:
     """The user and judge models as `mua eval` runs them (the run plan of harness/run/plan.py: the user model named,
     else the benchmark's own; the benchmark's protocol under the given params) and the overrides. A departure
     from the protocol's request params is refused unless ``allow_protocol_departure``: a policy must be trained
     against the simulator it is scored with. Another user model than the benchmark's own is recorded, not
-    refused: the printed eval command names it (hint.py), as it names any user model."""
+    refused: the printed eval command names it (hint.py), as it names any user model.
+
+    Resolved once per run: validation, the endpoint check, the rollout's user and judge, train_config.json and
+    every periodic evaluation read the plan kept on ``cfg`` (resolved again only if the benchmark or one of
+    ``PLAYED_SETTINGS`` changed since)."""
+    key = json.dumps([bench.name, str(bench.data_dir), *(getattr(cfg, k) for k in PLAYED_SETTINGS)], default=str)
+    kept = cfg.__dict__.get("_played")
+    if kept is None or kept[0] != key:
+        kept = (key, _resolve_specs(cfg, bench))
+        cfg.__dict__["_played"] = kept  # not a dataclass field: never in settings() or train_config.json
+    user, judge, overrides = kept[1]
+    return user, judge, list(overrides)
+
+
+def _resolve_specs(cfg: TrainConfig, bench: Any) -> tuple[Optional[ModelSpec], Optional[ModelSpec], list[str]]:
     subsets = cfg.subsets or list(bench.subsets)
     official = run_protocol(bench, subsets)
     named = None if cfg.user_model in (None, SCRIPTED) else ModelSpec(cfg.user_model, cfg.user_base_url,

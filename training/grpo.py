@@ -28,7 +28,7 @@ from .evaluation import EVALS_DIR, PeriodicEval, check_eval_plan
 from .lm_head import score_labelled_positions_only
 from .policy import Budget, Sampling, StreamPolicy
 from .progress import StepLog
-from .resume import checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
+from .resume import check_same_episodes, checkpoint_step, checkpoint_to_resume, record_config, rewind_logs
 from .rollout import EpisodePlayer, RolloutFunc, RolloutSettings, episode_reward, task_key
 from .stopping import RolloutInterrupted, SaveOnInterrupt, rng_restore
 from .window import use_window_attention
@@ -211,6 +211,9 @@ def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
     out = cfg.out
     resume = checkpoint_to_resume(cfg)
     tasks = load_training_tasks(bench, cfg)
+    keys, protocol = [task_key(t) for t in tasks], training_protocol(cfg, bench, tasks)
+    if resume is not None:
+        check_same_episodes(cfg, keys, protocol)  # before the model loads
     evaluated = check_eval_plan(cfg, bench) if cfg.eval_steps else 0  # before the model loads
     stop = SaveOnInterrupt()
     trainer, rollout = build_trainer(cfg, bench, tasks, trainer_cls=trainer_cls)
@@ -223,7 +226,7 @@ def train(cfg: TrainConfig, bench: Benchmark, trainer_cls=None) -> Path:
     if trainer.accelerator.is_main_process:  # one writer: ranks share the folder (two renames of one .tmp race)
         clear_staging(out)
         rewind_logs(out, checkpoint_step(resume))
-        record_config(cfg, [task_key(t) for t in tasks], training_protocol(cfg, bench, tasks))
+        record_config(cfg, keys, protocol)
     if resume is not None and trainer.accelerator.is_main_process:
         print(f"mua train: resuming the run in {out} from {Path(resume).name} (step {checkpoint_step(resume)} of "
               f"{cfg.max_steps})", file=sys.stderr, flush=True)

@@ -18,6 +18,7 @@ from mua.harness.io.files import read_json
 from mua.harness.io.jsonl import BadLine, loads_line
 from mua.harness.io.outputs import describe
 from mua.harness.run.build import TRAIN_CONFIG, TRAINED_TASKS
+from mua.harness.run.plan import jsonable, run_differences
 
 from .checkpoints import last_complete_checkpoint
 from .config import CONSTANT_SCHEDULES, TrainConfig
@@ -74,6 +75,32 @@ def checkpoint_to_resume(cfg: TrainConfig, config_file: str = CONFIG_FILE, comma
                           "runs. Use the recorded settings to continue it, or another --output-dir for a new run")
     _check_max_steps(saved, cfg)
     return last_complete_checkpoint(out)
+
+
+def check_same_episodes(cfg: TrainConfig, task_keys: list[str], protocol: dict) -> None:
+    """A resumed run plays the tasks and the run protocol (user and judge as sent, budgets, data checksums) the
+    recorded run played, by `mua eval`'s "same run?" rule (plan.run_differences); the policy and its sampling
+    are settings (:func:`checkpoint_to_resume`). A record from before mua kept them is not compared."""
+    path = cfg.out / CONFIG_FILE
+    if not path.is_file():
+        return
+    saved = read_json(path, what="mua train settings", expect=dict)
+    new = {TRAINED_TASKS: task_keys, "protocol": jsonable(protocol)}  # as the file holds it
+    old = {k: _without_policy(saved[k]) if k == "protocol" else saved[k] for k in new if k in saved}
+    differ = run_differences(old, {k: _without_policy(v) if k == "protocol" else v for k, v in new.items() if k in old})
+    if differ:
+        what = " and ".join("tasks" if k == TRAINED_TASKS else "run protocol (user, judge, budgets, data)"
+                            for k in differ)
+        raise ConfigError(f"output_dir {cfg.out} holds a run that played other {what} than these settings play now "
+                          "(changed data or split, or another user or judge); resuming would mix two runs. Restore "
+                          "them to continue it, or use another --output-dir for a new run")
+
+
+def _without_policy(protocol: object) -> object:
+    """The protocol record without the policy's role (compared as settings, its path as resolved there)."""
+    if not isinstance(protocol, dict) or not isinstance(protocol.get("roles"), dict):
+        return protocol
+    return {**protocol, "roles": {k: v for k, v in protocol["roles"].items() if k != "agent"}}
 
 
 def _check_max_steps(saved: dict, cfg: TrainConfig) -> None:

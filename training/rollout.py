@@ -1,4 +1,9 @@
-"""Rollouts for TRL's ``GRPOTrainer(rollout_func=...)``: every episode is played by ``run_episode``.
+"""Rollouts for TRL's ``GRPOTrainer(rollout_func=...)``: every episode is played by ``run_played``, the runner
+call `mua eval`'s ``play_one`` makes (harness/run/eval_episode.py), with a token-stream policy as the agent, so
+an episode's failures are told apart as eval tells them (a model error or a bug: the episode's error; a MuaError:
+the run stops). Not ``play_one`` itself: a rollout seeds the user per group and the policy per episode, adds the
+training turn budget to the benchmark's limits, ends an episode at the policy's token budget (run_played's one
+hook, ``ends``) and reads the score's partial reward, which an EpisodeRecord does not carry.
 
 TRL hands the rollout function the prompt column of this rank's batch, each task already repeated once per
 group member, and expects one row back per prompt: ``prompt_ids``, ``completion_ids``, ``logprobs`` and, for
@@ -25,7 +30,8 @@ from mua.harness.models.stream import TokenStream
 from mua.harness.results.stats import is_success
 from mua.harness.run.build import Models
 from mua.harness.run.endpoints import DEFAULT_STALL_S
-from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS, run_episode
+from mua.harness.run.eval_episode import run_played
+from mua.harness.runner import MAX_STEPS, MAX_TURNS, TOO_MANY_ERRORS
 from mua.harness.seeds import derive_seed
 from mua.harness.types import Message, Task
 
@@ -144,19 +150,19 @@ class EpisodePlayer:
         policy = self.make_policy(policy_seed)
         policy.replay = replay
         user = self.make_user(task, user_seed)
-        try:
-            result = await run_episode(self.benchmark, task, ModelAgent(policy, seed=policy_seed), user,
-                                       judge=self.judge, limits=self.limits(key))
+        try:  # the runner call of every played episode, eval's too; the token budget ends it early (ends=)
+            result, error = await run_played(self.benchmark, task, ModelAgent(policy, seed=policy_seed), user,
+                                             self.judge, self.limits(key), ends=(BudgetExhausted,))
         except BudgetExhausted as exc:
             out = self._outcome(key, policy, self.settings.truncated_reward, BUDGET_EXHAUSTED, truncated=True)
             out.passed = False
             out.turns, out.messages = _user_turns(policy.last_view), [m.to_dict() for m in policy.last_view]
             out.error = None if policy.stream is not None else str(exc)
             return out
-        except Exception as exc:  # endpoint failures and the like: recorded, excluded from the update
-            log.warning("episode %s failed: %s: %s", key, type(exc).__name__, exc)
+        if result is None:  # endpoint failures and the like: recorded, excluded from the update
+            log.warning("episode %s failed: %s", key, error)
             out = self._outcome(key, policy, None, None)
-            out.error = f"{type(exc).__name__}: {exc}"
+            out.error = error
             return out
         score = result.score
         incomplete = score is not None and any(v is None for v in score.components.values())

@@ -7,24 +7,21 @@ import asyncio
 import signal
 from pathlib import Path
 
-from ..agents import ModelAgent
 from ..errors import ConfigError
-from ..interfaces import Agent, Benchmark, User
+from ..interfaces import Benchmark
 from ..io.data import resolve_data_dir
-from ..protocol import data_location
 from ..registry import open_benchmark
-from ..results.store import JsonlAppender, RunDir, write_json
-from ..run.build import Models, describe, make_user, open_model
-from ..run.eval_episode import episode_record
-from ..run.plan import mua_version, protocol_record, role_record, roles_under_protocol, run_protocol, user_spec
-from ..runner import EpisodeResult, agent_view, run_episode
-from ..seeds import episode_seed
+from ..results.episodes import EpisodeRecord
+from ..results.store import RunDir
+from ..run.build import Models, ModelSpec, open_model
+from ..run.eval_episode import play_one, write_played
+from ..run.plan import PERSON, RunPlan, planned, run_config
+from ..runner import agent_view
 from ..tools.catalog import find_task
 from ..tools.play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
-from ..types import Task
+from ..types import Message, Task
 from .common import add_data_dir, add_model_flags, add_request_timeout, model_spec, non_negative_int
 
-PERSON = "person (mua play)"
 EXAMPLES = """examples:
   mua play BENCHMARK TASK_ID --subset SUBSET                 you are the agent; the benchmark's scripted user
   mua play BENCHMARK TASK_ID --user-model M --user-base-url URL   ... against its LLM user simulator
@@ -61,12 +58,13 @@ def run(args: argparse.Namespace) -> int:
         f"{bench.name}-{task.subset}-{task.id}-{args.side}")))
     if out.config.exists() or (out.episodes.exists() and out.episodes.stat().st_size):
         raise ConfigError(f"--out {out.path} already holds a run; give another --out")
+    plan, overrides = planned(bench, _plan(args, bench, task))
     terminal = Terminal()
     # asyncio.run's own Ctrl-C handling only cancels the episode once the blocked input() returns; a handler of
     # our own (asyncio then leaves it alone) makes Ctrl-C end the episode at once, even mid-line
     previous = signal.signal(signal.SIGINT, _interrupt)
     try:
-        result, config, player = asyncio.run(_play(args, bench, task, terminal))
+        record, config, player = asyncio.run(_play(bench, plan, overrides, task, terminal))
     except (Abandoned, KeyboardInterrupt) as e:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while saying goodbye changes nothing
         why = "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
@@ -74,89 +72,59 @@ def run(args: argparse.Namespace) -> int:
         return 130 if isinstance(e, KeyboardInterrupt) else 1
     finally:
         signal.signal(signal.SIGINT, previous)
-    player.catch_up(result.messages if args.side == "user" else agent_view(result.messages))
-    seed = episode_seed(args.seed, task.subset, task.id, 0)
-    _write(out, config, episode_record(bench, task, 0, seed, result).row)
-    score = result.score
-    assert score is not None
-    terminal.say(f"\nepisode over: {result.termination}; reward {score.reward}"
-                 + (f"; components {score.components}" if score.components else ""))
-    for line in bench.explain(score.components, score.info):
+    messages = [Message.from_dict(m) for m in record.messages]
+    player.catch_up(messages if args.side == "user" else agent_view(messages))
+    write_played(out, config, record)
+    if record.error is not None:  # a model endpoint failed (or a bug): recorded as `mua eval` records it
+        terminal.say(f"\nepisode failed: {record.error}\nwritten to {out.episodes}")
+        return 1
+    terminal.say(f"\nepisode over: {record.termination}; reward {record.reward}"
+                 + (f"; components {record.components}" if record.components else ""))
+    for line in bench.explain(record.components, record.info):
         terminal.say(f"  {line}")
     terminal.say(f"written to {out.episodes}")
     return 0
 
 
-async def _play(args: argparse.Namespace, bench: Benchmark, task: Task,
-                terminal: Terminal) -> tuple[EpisodeResult, dict, Player]:
-    official = run_protocol(bench, [task.subset])
-    seed = episode_seed(args.seed, task.subset, task.id, 0)
-    named = {role: model_spec(args, role) for role in ("agent", "user", "judge")}
-    chosen: list[str] = []
-    if args.side == "agent":  # the user model named, else the benchmark's own, as in mua eval
-        named["user"], chosen = user_spec(bench, [task.subset], named["user"])
-    specs, changed = roles_under_protocol(official, named)  # as mua eval runs them (plan.py)
-    overrides = [f"{args.side}.played_by_person", *chosen, *changed]
-    if args.side == "agent" and specs["agent"] is not None:
+def _plan(args: argparse.Namespace, bench: Benchmark, task: Task) -> RunPlan:
+    """The run of one episode the flags name, with the person in the role they play (planned as `mua eval`
+    plans a run: the user model named, else the benchmark's own; every model under the benchmark's protocol)."""
+    agent = model_spec(args, "agent")
+    if args.side == "agent" and agent is not None:
         raise ConfigError("--agent-model: you play the agent; to play the user against a model, add --as user")
-    if args.side == "user" and specs["agent"] is None:
+    if args.side == "user" and agent is None:
         raise ConfigError("--as user: name the agent you talk to with --agent-model (and --agent-base-url)")
-    if args.side == "user":
-        specs["user"] = None
-    models = Models(agent=open_model(specs["agent"]), user=open_model(specs["user"]), judge=open_model(specs["judge"]))
+    return RunPlan(benchmark=bench.name, subsets=[task.subset], agent=agent or ModelSpec(PERSON),
+                   user=model_spec(args, "user"), judge=model_spec(args, "judge"), split=task.split, trials=1,
+                   seed=args.seed, task_ids=[task.id], person=args.side)
+
+
+async def _play(bench: Benchmark, plan: RunPlan, overrides: list[str], task: Task,
+                terminal: Terminal) -> tuple[EpisodeRecord, dict, Player]:
+    """The episode through play_one, as `mua eval` plays one, with the person's player in their role; and the
+    run's config.json record."""
+    models = Models(agent=open_model(plan.agent if plan.person != "agent" else None), user=open_model(plan.user),
+                    judge=open_model(plan.judge))
+    player: Player
+    if plan.person == "agent":
+        player = TerminalAgent(terminal)
+        if plan.user is None and bench.needs_user_model(task.subset):
+            terminal.say("(the user is the benchmark's scripted user; --user-model plays its LLM simulator)")
+    else:
+        # the benchmark's scripted user knows its stop messages (e.g. a stop marker): typed, they end it too
+        player = TerminalUser(terminal, bench.describe_task(task).scenario, stops=bench.gold_user(task).is_stop)
+    models.person = player
     try:
         await models.check_alive()
-        agent: Agent
-        user: User
-        player: Player
-        if args.side == "agent":
-            agent = player = TerminalAgent(terminal)
-            user = make_user(bench, task, models.user, seed, scripted=models.user is None)
-            if models.user is None and bench.needs_user_model(task.subset):
-                terminal.say("(the user is the benchmark's scripted user; --user-model plays its LLM simulator)")
-        else:
-            assert models.agent is not None
-            agent = ModelAgent(models.agent, seed=seed)
-            # the benchmark's scripted user knows its stop messages (e.g. a stop marker): typed, they end it too
-            user = player = TerminalUser(terminal, bench.describe_task(task).scenario,
-                                         stops=bench.gold_user(task).is_stop)
-        result = await run_episode(bench, task, agent, user, judge=models.judge)
+        config = run_config(bench, plan, {task.subset: [task]}, models, overrides)
+        record, _seconds = await play_one(bench, plan, models, task, 0)
     finally:
         await models.aclose()
-    # what each model sent; None where no model played the role (the person's side, as for the gold agent)
-    roles = {role: None if role == args.side else role_record(spec) for role, spec in specs.items()}
-    person = {"name": PERSON}
-    config = {
-        "mua_version": mua_version(),
-        "benchmark": bench.name,
-        "subsets": [task.subset],
-        "split": task.split,
-        "trials": 1,
-        "seed": args.seed,
-        "played": args.side,
-        "agent": person if args.side == "agent" else describe(specs["agent"], models.agent),
-        "user": person if args.side == "user" else describe(specs["user"], models.user),
-        "judge": describe(specs["judge"], models.judge),
-        "tasks": {task.subset: [task.id]},
-        "metrics": bench.declared_metrics().to_dict(),
-        "protocol": protocol_record(bench, roles, 1, [task.subset], overrides),
-        **data_location(bench.data_dir),
-    }
-    return result, config, player
+    return record, config, player
 
 
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
-
-
-def _write(out: RunDir, config: dict, row: dict) -> None:
-    out.path.mkdir(parents=True, exist_ok=True)
-    write_json(out.config, config)
-    episodes = JsonlAppender(out.episodes)
-    try:
-        episodes.append(row)
-    finally:
-        episodes.close()  # flush + fsync
 
 
 def _free(path: Path) -> Path:

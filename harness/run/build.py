@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ..agents import ModelAgent
 from ..errors import ConfigError, DataError
@@ -54,6 +54,8 @@ class Models:
     agent: Optional[ChatModel] = None
     user: Optional[ChatModel] = None
     judge: Optional[ChatModel] = None
+    # the player of the role a person plays at the terminal (`mua play`: RunPlan.person), as it is, every episode
+    person: Optional[Union[Agent, User]] = None
 
     def distinct(self) -> list[ChatModel]:
         return list({id(m): m for m in (self.agent, self.user, self.judge) if m is not None}.values())

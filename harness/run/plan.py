@@ -18,7 +18,7 @@ from ..errors import ConfigError
 from ..interfaces import Benchmark
 from ..protocol import ROLES, RunProtocol, data_location, data_record, record, role_params
 from ..results.cost import prices_record, user_table
-from ..results.store import RunDir
+from ..results.store import RunDir, write_json
 from ..types import Task
 from .build import Models, ModelSpec, describe
 from .selection import TaskSelection
@@ -119,6 +119,9 @@ def protocol_record(bench: Benchmark, roles: dict[str, Optional[dict]], trials: 
 
 # -- what a run is, as it runs, and its record ------------------------------------------------------------
 
+PERSON = "person (mua play)"  # what the record names a role a person plays at the terminal
+
+
 @dataclass(frozen=True)
 class RunPlan:
     """What a run is, as flags, a config file or a sweep cell name it (immutable: :func:`planned` gives the
@@ -137,6 +140,9 @@ class RunPlan:
     task_ids: Optional[list[str]] = None
     limit: Optional[int] = None
     prices: Optional[str] = None  # a user's price table file (cost.py); mua's built-in table otherwise
+    # the role a person plays at the terminal (`mua play`: "agent" or "user"), played by ``Models.person``; its
+    # spec (the agent's: a placeholder) is never opened, put under the protocol or priced
+    person: Optional[str] = None
 
 
 def mua_version() -> str:
@@ -154,26 +160,30 @@ def select_tasks(bench: Benchmark, plan: RunPlan) -> dict[str, list[Task]]:
 def planned(bench: Benchmark, plan: RunPlan) -> tuple[RunPlan, list[str]]:
     """The plan as it runs: its user model chosen as every command chooses it (:func:`user_spec`: the one named,
     else the benchmark's own; none for the gold agent, which plays with the scripted user), then under the
-    protocol of the run (:func:`with_protocol`). Also returns the overrides."""
+    protocol of the run (:func:`with_protocol`). Also returns the overrides (a person's role first:
+    ``"agent.played_by_person"``)."""
     chosen: list[str] = []
-    if not plan.agent.gold:
+    if plan.person == "user":
+        plan = replace(plan, user=None, user_shared=False)
+    elif not plan.agent.gold:
         user, chosen = user_spec(bench, plan.subsets, plan.user, shared=plan.user_shared)
         plan = replace(plan, user=user, user_shared=False)
     plan, overrides = with_protocol(plan, run_protocol(bench, plan.subsets))
-    return plan, chosen + overrides
+    return plan, ([f"{plan.person}.played_by_person"] if plan.person else []) + chosen + overrides
 
 
 def with_protocol(plan: RunPlan, official: RunProtocol) -> tuple[RunPlan, list[str]]:
     """The plan as it runs under the benchmark's official protocol: each model role's request params are
     the official ones with the plan's (flags) on top, its seed sent as the protocol says, trials the
-    protocol's unless given (one for the gold agent: it replays the same actions every trial). Also returns
-    the overrides ("agent.temperature", "trials", ...)."""
-    roles, overrides = roles_under_protocol(official, {role: getattr(plan, role) for role in ROLES})
+    protocol's unless given (one for the gold agent: it replays the same actions every trial; a person plays
+    one). Also returns the overrides ("agent.temperature", "trials", ...)."""
+    roles, overrides = roles_under_protocol(official, {role: getattr(plan, role) for role in ROLES
+                                                       if role != plan.person})
     specs: dict[str, Any] = dict(roles)  # role -> Optional[ModelSpec], as RunPlan's fields
     trials = plan.trials
     if trials is None:
         trials = 1 if plan.agent.gold else official.trials
-    elif trials != official.trials and not plan.agent.gold:
+    elif trials != official.trials and not plan.agent.gold and plan.person is None:
         overrides.append("trials")
     return replace(plan, trials=trials, **specs), overrides
 
@@ -185,7 +195,7 @@ def _protocol(bench: Benchmark, plan: RunPlan, tasks: dict[str, list[Task]], ove
     roles = {}
     for role in ROLES:
         spec = getattr(plan, role)
-        played = spec is not None and not spec.gold and (role != "user" or user_played)
+        played = spec is not None and not spec.gold and role != plan.person and (role != "user" or user_played)
         roles[role] = role_record(spec) if played else None
     return protocol_record(bench, roles, plan.trials or 1, list(tasks), overrides)
 
@@ -198,9 +208,10 @@ def run_config(bench: Benchmark, plan: RunPlan, tasks: dict[str, list[Task]], mo
         "split": plan.split,
         "trials": plan.trials,
         "seed": plan.seed,
-        "agent": describe(plan.agent, models.agent),
-        "user": describe(plan.user, models.user),
-        "judge": describe(plan.judge, models.judge),
+        **({"played": plan.person} if plan.person else {}),
+        "agent": _described(plan, "agent", models.agent),
+        "user": _described(plan, "user", models.user),
+        "judge": _described(plan, "judge", models.judge),
         "tasks": {s: [t.id for t in ts] for s, ts in tasks.items()},
         "metrics": bench.declared_metrics().to_dict(),  # how results are read without the adapter (see metrics.py)
         "protocol": _protocol(bench, plan, tasks, overrides or []),
@@ -209,22 +220,43 @@ def run_config(bench: Benchmark, plan: RunPlan, tasks: dict[str, list[Task]], mo
     }
 
 
+def _described(plan: RunPlan, role: str, model: Any) -> Optional[dict]:
+    """config.json's record of the model of ``role`` (a person: its name alone)."""
+    return {"name": PERSON} if role == plan.person else describe(getattr(plan, role), model)
+
+
 def _prices(plan: RunPlan) -> dict:
-    """config.json's "prices" (cost.py), for runs that play a model; nothing for the others."""
+    """config.json's "prices" (cost.py), for runs that play a model; nothing for the others, nor for a person's
+    play (`mua play` has never recorded prices: one episode, no summary or cost is read from it)."""
+    if plan.person:
+        return {}
     prices = prices_record({"agent": plan.agent, "user": plan.user, "judge": plan.judge}, user_table(plan.prices))
     return {"prices": prices} if prices else {}
+
+
+def write_config(run: RunDir, config: dict) -> None:
+    """config.json: the run's record (:func:`run_config`) under the version of mua that wrote it; every command's
+    record is written here."""
+    write_json(run.config, {"mua_version": mua_version(), **config})
+
+
+# What mua records about itself (its version, the benchmark's declaration) may change between versions without
+# changing which episodes the run is made of; it is rewritten with the current one. prices: what the cost is
+# computed at, not what was played; data_dir: where the same data (checksums in "protocol") lies now
+NOT_THE_RUN = ("mua_version", "metrics", "prices", "data_dir")
+
+
+def run_differences(old: dict, new: dict) -> list[str]:
+    """The one "same run?" rule: the fields in which two records of a run differ in what it plays (config.json's
+    for eval and sweep; the tasks and ``"protocol"`` of train_config.json for a resumed `mua train`)."""
+    return sorted(k for k in set(old) | set(new) if k not in NOT_THE_RUN and old.get(k) != new.get(k))
 
 
 def check_resumable(run: RunDir, config: dict) -> None:
     old = run.read_config()
     if old is None:
         return
-    # What mua records about itself (its version, the benchmark's declaration) may change between versions
-    # without changing which episodes the run is made of; it is rewritten with the current one.
-    # prices: what the cost is computed at, not what was played; data_dir: where the same data (checksums in
-    # "protocol") lies now
-    derived = ("mua_version", "metrics", "prices", "data_dir")
-    diff = sorted(k for k in set(old) | set(config) if k not in derived and old.get(k) != config.get(k))
+    diff = run_differences(old, config)
     if "protocol" in diff and "protocol" not in old:
         raise ConfigError(f"{run.path} was written before mua recorded run protocols (its requests may have used "
                           "other decoding settings); finish it with that mua version, or use another --out")

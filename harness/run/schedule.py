@@ -17,7 +17,7 @@ from ..results.summary import summary_json
 from ..types import Task
 from .build import Models
 from .eval_episode import play_one
-from .plan import RunPlan, mua_version
+from .plan import RunPlan, write_config
 from .progress import Progress, Tally
 
 MAX_LISTED_ERRORS = 100  # errored episodes named in the outcome (all are counted, and all are in the file)
@@ -164,14 +164,14 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
             tally.add_status(done.status[p])
     outcome = EvalOutcome(summary={}, skipped=sum(kept))
     if outcome.skipped == layout.size and done.canonical:  # nothing to play, files already final
-        write_json(job.run.config, {"mua_version": mua_version(), **job.config})
+        write_config(job.run, job.config)
         outcome.finished_before = True
         outcome.summary = _summary(job, layout, done, complete=True, agg=early)
         write_json(job.run.summary, outcome.summary)
         return outcome
     del done, early
     await job.models.check_alive()
-    write_json(job.run.config, {"mua_version": mua_version(), **job.config})
+    write_config(job.run, job.config)
     if job.on_play is not None:
         job.on_play()
     pending = (p for p in range(layout.size) if not kept[p])  # drawn lazily by the workers, in config order

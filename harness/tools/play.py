@@ -17,6 +17,7 @@ import json
 import sys
 from typing import Callable, Optional, TextIO
 
+from ..errors import MuaError
 from ..interfaces import Agent, User
 from ..types import Message, ToolCall, ToolSpec, Usage
 from .catalog import block, tool_dict, tool_lines
@@ -24,8 +25,9 @@ from .catalog import block, tool_dict, tool_lines
 HELP = __doc__.split("What the person types, one line at a time:\n", 1)[1]
 
 
-class Abandoned(Exception):
-    """The person left before the episode ended (/quit, end of input)."""
+class Abandoned(MuaError):
+    """The person left before the episode ended (/quit, end of input); a MuaError, so that playing the episode
+    (play_one) hands it on rather than recording it as a failed episode."""
 
 
 class Terminal:

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from mock_openai import MockOpenAI, text_reply, tool_call_reply
+from mock_openai import HTTPReply, MockOpenAI, text_reply, tool_call_reply
 
 from mua.harness.cli import main
 from mua.harness.results.runs import read_run
@@ -214,3 +214,19 @@ def test_played_as_the_agent_against_the_llm_user_simulator(tmp_path, data_dir, 
     assert row["usage"]["user"]["requests"] == 2 and row["reward"] == 0.0  # nothing returned: the DB differs
     config = json.loads((tmp_path / "s" / "config.json").read_text())
     assert config["user"]["name"] == "sim" and config["protocol"]["roles"]["user"]["params"] == {"temperature": 0.0}
+
+
+def test_an_agent_endpoint_failing_mid_play_is_recorded_as_eval_records_it(tmp_path, monkeypatch, capsys):
+    """The episode is played by play_one, as `mua eval` plays one: a model endpoint that fails is the episode's
+    error (written, exit 1), never a traceback or a score; the record is the plan's (run_config)."""
+    scripted_input(monkeypatch, ["I want a table."])
+    with MockOpenAI(lambda request: HTTPReply(400, {"error": {"message": "no such model"}})) as url:
+        code = main(["play", "pack", "book-010", "--as", "user", "--agent-model", "m", "--agent-base-url", url,
+                     "--data-dir", str(PACK), "--out", str(tmp_path / "e")])
+    out = capsys.readouterr().out
+    assert code == 1 and "episode failed: model error" in out and "Traceback" not in out
+    row = json.loads((tmp_path / "e" / "episodes.jsonl").read_text())
+    assert row["reward"] is None and row["error"].startswith("model error") and row["messages"] == []
+    config = json.loads((tmp_path / "e" / "config.json").read_text())
+    assert config["protocol"]["overrides"][0] == "user.played_by_person" and config["user"] == {
+        "name": "person (mua play)"} and config["protocol"]["roles"]["user"] is None and "prices" not in config

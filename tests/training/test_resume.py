@@ -214,3 +214,20 @@ def test_a_save_cut_short_leaves_no_checkpoint_and_the_rerun_resumes_from_the_pr
     assert json.loads((out / "checkpoint-2" / "trainer_state.json").read_text())["global_step"] == 2
     assert (out / "checkpoint-2" / "rng_state.pth").is_file() and not (out / STAGING).exists()
     assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [1, 2]
+
+
+def test_a_resume_that_would_play_other_tasks_or_another_protocol_is_refused(tmp_path):
+    """`mua eval`'s "same run?" rule (plan.run_differences) on what train_config.json says the run played."""
+    from mua.training.resume import check_same_episodes
+
+    cfg = TrainConfig(**_settings(tmp_path))
+    protocol = {"roles": {"agent": {"model": "ckpt"}, "user": None}, "data": {"files": {"tasks.json": "ab"}}}
+    record_config(cfg, ["easy/0", "easy/1"], protocol)
+    # the policy is a setting (compared with its path resolved): its role in the record is not compared again
+    check_same_episodes(cfg, ["easy/0", "easy/1"], {**protocol, "roles": {"agent": {"model": "./ckpt"}, "user": None}})
+    with pytest.raises(ConfigError, match="other tasks than"):
+        check_same_episodes(cfg, ["easy/0"], protocol)
+    with pytest.raises(ConfigError, match=r"other run protocol \(user, judge, budgets, data\)"):
+        check_same_episodes(cfg, ["easy/0", "easy/1"], {**protocol, "data": {"files": {"tasks.json": "cd"}}})
+    record_config(cfg)  # a record without them (an older mua): nothing to compare
+    check_same_episodes(cfg, ["easy/9"], protocol)

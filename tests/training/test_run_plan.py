@@ -106,3 +106,31 @@ def test_a_departure_from_the_protocol_needs_the_flag_and_is_recorded(data_dir, 
     record = training_protocol(allowed, bench, [task])
     assert record["overrides"] == ["user.temperature"] and record["roles"]["user"]["params"]["temperature"] == 0.0
     assert allowed.settings()["allow_protocol_departure"] is True  # train_config.json holds the flag too
+
+
+def test_the_plan_is_resolved_once_per_run_and_again_when_a_played_setting_changes(data_dir, tmp_path, monkeypatch):
+    """Validation, the endpoint check, the rollout's user and judge, train_config.json's record and the periodic
+    evaluation's plan all read one resolution (it ran 8 times per `mua train` with eval_steps before)."""
+    import mua.training.config as config
+    from mua.harness.registry import open_benchmark
+    from mua.training.evaluation import eval_plan
+    from mua.training.grpo import endpoint_specs, judge_model, training_protocol, user_factory
+
+    resolved = []
+    original = config.run_protocol
+    monkeypatch.setattr(config, "run_protocol", lambda *a: resolved.append(a) or original(*a))
+    bench = open_benchmark("acebench", data_dir)
+    cfg = config.TrainConfig(benchmark="acebench", user_model="user", user_base_url="http://127.0.0.1:9/v1",
+                             judge_model="judge", judge_base_url="http://127.0.0.1:9/v1", output_dir=str(tmp_path))
+    config.check_user_model(cfg, bench)
+    first = config.protocol_specs(cfg, bench)
+    endpoint_specs(cfg, bench)
+    asyncio.run(user_factory(bench, cfg).model.aclose())
+    asyncio.run(judge_model(cfg, bench).aclose())
+    training_protocol(cfg, bench, bench.load_tasks("agent_multi_turn_en")[:1])
+    plan = eval_plan(cfg, bench, tmp_path / "policy")
+    assert len(resolved) == 1 and plan.user == first[0] and plan.judge == first[1]
+    cfg.user_params = {"temperature": 0.5}  # a changed setting is a new plan (here: a refused departure)
+    with pytest.raises(ConfigError, match="user.temperature"):
+        config.protocol_specs(cfg, bench)
+    assert len(resolved) == 2
