@@ -1,7 +1,8 @@
-"""One line of ``episodes.jsonl`` (and of ``mua score`` output) as a typed record, and the one reader of such
-files: a single streaming pass that every consumer (resume, summary, leaderboard, gate, view, export) uses.
+"""One line of ``episodes.jsonl`` as a typed record that writes its own line, and the one reader of such files
+(and of ``mua score``'s trajectory lines): a single streaming pass that every consumer (resume, summary,
+leaderboard, gate, view, export, score) uses.
 
-Versioning. A line is written with exactly the keys it always had (same order, same ``results.dumps``), so
+Versioning. A line is written with exactly the keys it always had (same order, same :func:`dumps`), so
 files stay byte-identical to those of earlier mua versions and to the committed baselines. A record format
 that changes meaning later says so with a ``"record_version"`` key on each line (and in ``config.json``);
 absent means version 1, the format described here. A line or a config.json of a newer version than
@@ -64,7 +65,7 @@ class InvalidRecord(ValueError):
 @dataclass(frozen=True)
 class EpisodeRecord:
     """One finished episode. ``row`` is the JSON object exactly as it is (or will be) on its line: writing it
-    back with ``results.dumps`` reproduces the line byte for byte, extra keys of other versions included."""
+    back (``to_line``) reproduces the line byte for byte, extra keys of other versions included."""
 
     benchmark: Optional[str]
     subset: str
