@@ -10,8 +10,9 @@ from ..errors import ConfigError
 from ..io.data import resolve_data_dir
 from ..io.outputs import add_overwrite_flag, check_output
 from ..protocol import recorded_data_dir
+from ..results.episodes import dumps
 from ..results.stats import is_success
-from ..results.store import RunDir, dumps, write_atomic
+from ..results.store import RunDir, write_atomic
 from ..run.build import open_model
 from ..run.endpoints import with_judge
 from ..tools.replay import TaskIndex, read_items, score_all

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Optional
 
 from ..errors import DataError
 from ..io.files import read_json
+from .episodes import EpisodeRecord
 from .price_table import Price, price_of, read_table
 
 CURRENCY = "USD"
@@ -85,19 +86,18 @@ class RunCost:
         self.episode_max = 0.0
         self.episode_unknown = False
 
-    def add(self, record: Mapping[str, Any]) -> None:
+    def add(self, record: EpisodeRecord) -> None:
         if not self.prices:
             return
-        if record.get("error"):
+        if record.error:
             self.errored += 1
             return
         self.episodes += 1
-        usage = record.get("usage")
         for role in self.prices:
             counts = self.tokens[role]
-            for i, n in enumerate(_tokens(usage.get(role) if isinstance(usage, dict) else None)):
+            for i, n in enumerate(_tokens(record.usage.get(role))):
                 counts[i] += n
-        cost = episode_cost(usage, self.prices)
+        cost = episode_cost(record.usage, self.prices)
         if cost is None:
             self.episode_unknown = True
         else:

@@ -1,7 +1,8 @@
-"""One line of ``episodes.jsonl`` (and of ``mua score`` output) as a typed record, and the one reader of such
-files: a single streaming pass that every consumer (resume, summary, leaderboard, gate, view, export) uses.
+"""One line of ``episodes.jsonl`` as a typed record that writes its own line, and the one reader of such files
+(and of ``mua score``'s trajectory lines): a single streaming pass that every consumer (resume, summary,
+leaderboard, gate, view, export, score) uses.
 
-Versioning. A line is written with exactly the keys it always had (same order, same ``results.dumps``), so
+Versioning. A line is written with exactly the keys it always had (same order, same :func:`dumps`), so
 files stay byte-identical to those of earlier mua versions and to the committed baselines. A record format
 that changes meaning later says so with a ``"record_version"`` key on each line (and in ``config.json``);
 absent means version 1, the format described here. A line or a config.json of a newer version than
@@ -16,6 +17,7 @@ appends re-run episodes after the ones they replace).
 """
 from __future__ import annotations
 
+import json
 import math
 from array import array
 from dataclasses import dataclass
@@ -37,6 +39,17 @@ EpisodeKey = tuple[str, str, int]  # (subset, task_id, trial)
 R = TypeVar("R")
 
 
+def dumps(obj: Any) -> str:
+    """The one JSON form used in result files: stable, compact, non-ASCII kept. Text that is not valid
+    Unicode (a lone surrogate from a model's output) is written \\u-escaped, so the line stays valid UTF-8."""
+    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text
+
+
 class NewerRecord(DataError):
     """A line or config.json of a newer record format than this mua reads: the whole file is refused."""
 
@@ -52,7 +65,7 @@ class InvalidRecord(ValueError):
 @dataclass(frozen=True)
 class EpisodeRecord:
     """One finished episode. ``row`` is the JSON object exactly as it is (or will be) on its line: writing it
-    back with ``results.dumps`` reproduces the line byte for byte, extra keys of other versions included."""
+    back (``to_line``) reproduces the line byte for byte, extra keys of other versions included."""
 
     benchmark: Optional[str]
     subset: str
@@ -73,6 +86,14 @@ class EpisodeRecord:
     @property
     def key(self) -> EpisodeKey:
         return (self.subset, self.task_id, self.trial)
+
+    def to_json(self) -> dict:
+        """The record as the JSON object on its line (for a page that embeds records as data)."""
+        return self.row
+
+    def to_line(self) -> str:
+        """The record's line, without its newline: the same bytes it was read from or first written as."""
+        return dumps(self.row)
 
     @classmethod
     def new(cls, *, benchmark: str, subset: str, task_id: str, trial: int, seed: int, reward: Optional[float],
@@ -220,10 +241,13 @@ def parse_line(raw: bytes, where: str, parse: Callable[[Any, str], R]) -> R:
     return parse(obj, where)
 
 
-def scan(path: Path, parse: Callable[[Any, str], R]) -> Iterator[tuple[int, int, R | BadLine_ | InvalidRecord]]:
+def scan(path: Path, parse: Callable[[Any, str], R], *, where: Optional[Callable[[int], str]] = None,
+         appended: bool = True) -> Iterator[tuple[int, int, R | BadLine_ | InvalidRecord]]:
     """THE reader of episode files: (byte offset, line number, what the line holds) for each non-blank line,
     in file order, one line in memory at a time. What it holds is ``parse``'s value, an InvalidRecord (a line
-    with a key but bad fields) or a BadLine_ (no usable key)."""
+    with a key but bad fields) or a BadLine_ (no usable key). ``where(lineno)`` names a line in the reasons
+    (default: ``PATH line N``). ``appended``: a file mua appends to, whose last line without its newline was
+    cut short by a crash; False: a file written whole (``mua score``'s input), whose last line may lack it."""
     offset = 0
     with _open(path) as f:
         for lineno, raw in enumerate(f, 1):
@@ -231,13 +255,13 @@ def scan(path: Path, parse: Callable[[Any, str], R]) -> Iterator[tuple[int, int,
             body = raw.rstrip(b"\r\n")
             if not body.strip():
                 continue
-            where = f"{path} line {lineno}"
-            if not raw.endswith(b"\n"):
-                yield at, lineno, BadLine_(lineno, body, f"{where}: cut short (a crash or a full disk mid-write)",
+            here = where(lineno) if where is not None else f"{path} line {lineno}"
+            if appended and not raw.endswith(b"\n"):
+                yield at, lineno, BadLine_(lineno, body, f"{here}: cut short (a crash or a full disk mid-write)",
                                            False)
                 continue
             try:
-                yield at, lineno, parse_line(body, where, parse)
+                yield at, lineno, parse_line(body, here, parse)
             except InvalidRecord as e:
                 yield at, lineno, (e if e.key is not None else BadLine_(lineno, body, str(e), True))
 
@@ -360,6 +384,9 @@ class KeyedRow:
 
     key: EpisodeKey
     row: dict
+
+    def to_line(self) -> str:
+        return dumps(self.row)
 
     @classmethod
     def from_json(cls, obj: Any, where: str) -> "KeyedRow":

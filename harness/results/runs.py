@@ -220,7 +220,7 @@ class Aggregate:
         if task is None:
             return
         if self.cost is not None:
-            self.cost.add(record.row)
+            self.cost.add(record)
         task.finished_trials += 1
         if record.error is not None:
             task.errors += 1

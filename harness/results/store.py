@@ -20,19 +20,9 @@ from typing import Any, Callable, Optional
 from ..errors import ConfigError, DataError
 from ..io.files import field, read_bytes, type_name
 from ..io.jsonl import BadLine, loads_line
-from .episodes import Index, check_config_version
+from .episodes import Index, check_config_version, dumps
 
 log = logging.getLogger(__name__)
-
-def dumps(obj: Any) -> str:
-    """The one JSON form used in result files: stable, compact, non-ASCII kept. Text that is not valid
-    Unicode (a lone surrogate from a model's output) is written \\u-escaped, so the line stays valid UTF-8."""
-    text = json.dumps(obj, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    return text
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -75,7 +65,11 @@ class JsonlAppender:
         self._syncing: Optional[asyncio.Task] = None
 
     def append(self, obj: Any) -> None:
-        self._file.write(dumps(obj) + "\n")
+        self.append_line(dumps(obj))
+
+    def append_line(self, line: str) -> None:
+        """``line``: one JSON line already in the results form (``EpisodeRecord.to_line``), no newline."""
+        self._file.write(line + "\n")
         self._file.flush()
         self._written += 1
 
@@ -142,8 +136,8 @@ def set_aside_torn_tail(path: Path) -> None:
 def rewrite_in_order(index: Index[Any], feed: Optional[Callable[[Any], None]] = None) -> None:
     """Rewrite the indexed file atomically, one line per found position in order (then any extra keys), each
     record passed to ``feed`` on the way; unreadable and superseded-invalid lines are set aside first.
-    Streams: one record in memory. Each line is the record's own row through ``dumps``: byte-identical to
-    what was appended."""
+    Streams: one record in memory. Each line is the record's own ``to_line()``: byte-identical to what was
+    appended."""
     path = index.path
     if index.bad:  # the rewrite keeps only records: keep the rest beside it
         set_aside(path, [b.raw for b in index.bad], "unreadable lines found while writing the final file")
@@ -156,9 +150,9 @@ def rewrite_in_order(index: Index[Any], feed: Optional[Callable[[Any], None]] = 
             for record in index.records(range(index.size)):
                 if feed is not None:
                     feed(record)
-                out.write(dumps(record.row) + "\n")
+                out.write(record.to_line() + "\n")
             for record in index.extra_records():
-                out.write(dumps(record.row) + "\n")
+                out.write(record.to_line() + "\n")
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, path)

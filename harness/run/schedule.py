@@ -93,7 +93,7 @@ class _Player:
         job = self.job
         clock = self.progress.episode_started()
         record, seconds = await play_one(job.bench, job.plan, job.models, task, trial)
-        self.episodes.append(record.row)
+        self.episodes.append_line(record.to_line())
         self.timings.append({"subset": task.subset, "task_id": task.id, "trial": trial,
                              "seconds": round(seconds, 4)})
         self.outcome.ran += 1

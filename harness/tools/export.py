@@ -128,18 +128,18 @@ def export_rows(run: Path, bench: Benchmark, min_reward: Optional[float] = None,
         raise ConfigError(f"{run} is not a mua run (no config.json)")
     if config.get("benchmark") != bench.name:
         raise ConfigError(f"{run} is a {config.get('benchmark')} run, not {bench.name}")
-    episodes = {k: r.row for k, r in latest_episodes(RunDir(run).episodes)[0].items()}
-    names = sorted({k for r in episodes.values() for k in (r.get("components") or {})})
+    episodes = latest_episodes(RunDir(run).episodes)[0].values()
+    names = sorted({k for r in episodes for k in r.components})
     prompts = _Prompts(run, bench)
     rows = []
-    for row in episodes.values():
-        reward = row.get("reward")
-        if row.get("error") or not isinstance(reward, (int, float)):
+    for record in episodes:
+        reward = record.reward
+        if record.error or reward is None:
             continue
         if min_reward is not None and reward < min_reward:
             continue
-        subset, task_id = row["subset"], str(row["task_id"])
-        messages = [Message.from_dict(m) for m in row.get("messages") or []]
+        subset, task_id = record.subset, record.task_id
+        messages = [Message.from_dict(m) for m in record.messages]
         if role == "user":
             user, user_tools = prompts.user(subset, task_id)
             side = user_columns(user.view(messages), user_tools)
@@ -148,13 +148,12 @@ def export_rows(run: Path, bench: Benchmark, min_reward: Optional[float] = None,
             view = ([Message(role="system", content=system_prompt)] if system_prompt else []) + agent_view(messages)
             tools, tools_by_turn = prompts.tools(subset, task_id, user_turns(messages))
             side = {"messages": [message_row(m) for m in view], "tools": tools, "tools_by_turn": tools_by_turn}
-        components = row.get("components") or {}
         rows.append({
             "benchmark": bench.name, "subset": subset, "task_id": task_id, "role": role,
-            "trial": row.get("trial"), "split": config.get("split"),
+            "trial": record.trial, "split": config.get("split"),
             **side,
-            "reward": float(reward), "termination": row.get("termination"),
-            **{f"component_{n}": components.get(n) for n in names},
+            "reward": reward, "termination": record.termination,
+            **{f"component_{n}": record.components.get(n) for n in names},
         })
     return rows
 
@@ -163,7 +162,8 @@ def write_dataset(rows: list[dict], out: Path, fmt: str) -> None:
     """``datasets``: a Hugging Face dataset saved with ``save_to_disk`` (``datasets.load_from_disk(out)``);
     ``jsonl``: the same rows, one JSON object per line."""
     if fmt == "jsonl":
-        from ..results.store import dumps, write_atomic
+        from ..results.episodes import dumps
+        from ..results.store import write_atomic
         write_atomic(out, "".join(dumps(r) + "\n" for r in rows))
         return
     try:

@@ -6,13 +6,15 @@ trusted) and scored by its benchmark's scorer. A line that cannot be read become
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
 from ..errors import ConfigError, DataError, MuaError
 from ..interfaces import Benchmark, ChatModel, ReplayItem
-from ..io.jsonl import BadLine, iter_raw_lines, loads_line
 from ..registry import benchmark_names, open_benchmark
+from ..results.episodes import BadLine_, InvalidRecord, scan
+from ..results.episodes import parse_line as parse_record
 from ..runner import run_episode
 from ..types import Message, Score, Task
 from .transcript import ReplayAgent, ReplayUser, Transcript
@@ -40,50 +42,81 @@ class TaskIndex:
         return tasks[task_id]
 
 
-def parse_line(line: bytes | str, index: TaskIndex, lineno: int = 0) -> tuple[Optional[Benchmark], ReplayItem]:
-    """One input line -> (benchmark, item); problems are reported in ``item.error`` (prefixed "line N:")."""
-    bench, item = _parse_line(line, index)
-    if item.error and lineno:
-        item.error = f"line {lineno}: {item.error}"
-    return bench, item
+@dataclass(frozen=True)
+class Trajectory:
+    """One line of mua's trajectory format (an episodes.jsonl line is one): what can be checked without the
+    benchmark's data. ``problem``: why the line cannot be scored (keys missing or not text), named by its line;
+    the ids are kept as text all the same, for the output row."""
+
+    subset: str
+    task_id: str
+    benchmark: str = ""
+    variant: Optional[str] = None
+    messages: Any = None  # checked once the task is found (the order the errors were always reported in)
+    problem: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str) -> "Trajectory":
+        if not isinstance(obj, dict):
+            raise InvalidRecord(None, f"{where}: line is not a JSON object")
+        fields = {k: obj.get(k) for k in ("subset", "task_id", "variant")}
+        ids = {"subset": _text(fields["subset"]), "task_id": _text(fields["task_id"])}
+        missing = [k for k in REQUIRED if k not in obj]
+        wrong = [k for k, v in fields.items() if v is not None and not isinstance(v, (str, int))
+                 or isinstance(v, bool) or (k == "variant" and isinstance(v, int))]
+        if missing:
+            return cls(**ids, problem=f"{where}: missing keys: {', '.join(missing)}")
+        if wrong:
+            return cls(**ids, problem=f"{where}: {', '.join(wrong)} must be text")
+        return cls(**ids, benchmark=str(obj["benchmark"]), variant=fields["variant"], messages=obj["messages"])
 
 
-def _parse_line(line: bytes | str, index: TaskIndex) -> tuple[Optional[Benchmark], ReplayItem]:
+def parse_line(line: bytes | str, index: TaskIndex, lineno: int = 1) -> tuple[Optional[Benchmark], ReplayItem]:
+    """One input line (line ``lineno`` of its file) -> (benchmark, item); problems are reported in
+    ``item.error`` (prefixed "line N:")."""
+    raw = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+    where = f"line {lineno}"
     try:
-        obj = loads_line(line)
-    except BadLine as e:
-        return None, ReplayItem(None, [], subset="", task_id="", error=str(e))
-    if not isinstance(obj, dict):
-        return None, ReplayItem(None, [], subset="", task_id="", error="line is not a JSON object")
-    fields = {k: obj.get(k) for k in ("subset", "task_id", "variant")}
-    item = ReplayItem(None, [], subset=_text(fields["subset"]), task_id=_text(fields["task_id"]))
-    missing = [k for k in REQUIRED if k not in obj]
-    wrong = [k for k, v in fields.items() if v is not None and not isinstance(v, (str, int))
-             or isinstance(v, bool) or (k == "variant" and isinstance(v, int))]
-    if missing:
-        item.error = f"missing keys: {', '.join(missing)}"
+        return _resolve(parse_record(raw, where, Trajectory.from_json), index, where)
+    except InvalidRecord as e:
+        return None, _error_item(str(e))
+
+
+def _error_item(error: str) -> ReplayItem:
+    return ReplayItem(None, [], subset="", task_id="", error=error)
+
+
+def _resolve(line: Trajectory, index: TaskIndex, where: str) -> tuple[Optional[Benchmark], ReplayItem]:
+    """The line's benchmark, task and messages (each problem one error naming the line)."""
+    item = ReplayItem(None, [], subset=line.subset, task_id=line.task_id, error=line.problem)
+    if line.problem is not None:
         return None, item
-    if wrong:
-        item.error = f"{', '.join(wrong)} must be text"
-        return None, item
-    item.variant = fields["variant"]
+    item.variant = line.variant
     try:
-        bench = open_benchmark(str(obj["benchmark"]), index.data_dir)
+        bench = open_benchmark(line.benchmark, index.data_dir)
         item.task = index.get(bench, item.subset, item.task_id, item.variant)
-        if not isinstance(obj["messages"], list):
+        if not isinstance(line.messages, list):
             raise ValueError("messages must be a list")
-        item.messages = [Message.from_dict(m) for m in obj["messages"]]
+        item.messages = [Message.from_dict(m) for m in line.messages]
     except (MuaError, KeyError, ValueError, TypeError, AttributeError) as e:
-        item.error = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+        reason = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+        item.error = f"{where}: {reason}"
         return None, item
     return bench, item
+
+
+def _named_by_line(lineno: int) -> str:
+    return f"line {lineno}"
 
 
 def read_items(path: Path, data_dir: Path, index: TaskIndex) -> Iterator[tuple[Optional[Benchmark], ReplayItem]]:
     """Items from ``path``: mua's JSONL format, else the first benchmark whose own results format it is."""
     if _looks_like_mua_jsonl(path):
-        for lineno, raw, _complete in iter_raw_lines(path):
-            yield parse_line(raw, index, lineno)
+        for _at, lineno, line in scan(path, Trajectory.from_json, where=_named_by_line, appended=False):
+            if isinstance(line, Trajectory):
+                yield _resolve(line, index, _named_by_line(lineno))
+            else:  # not JSON, or not an object
+                yield None, _error_item(line.reason if isinstance(line, BadLine_) else str(line))
         return
     for name in benchmark_names():
         bench = open_benchmark(name, data_dir)
@@ -120,15 +153,18 @@ def _guarded(name: str, path: Path, items: Iterable[ReplayItem],
 
 
 def _looks_like_mua_jsonl(path: Path) -> bool:
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    obj = loads_line(line)
-                except BadLine:
-                    return line.lstrip().startswith("{") and '"benchmark"' in line
-                return isinstance(obj, dict) and "benchmark" in obj
+    """By the first line: a JSON object with a "benchmark" key, or a damaged line that looks like one."""
+    for _at, _lineno, first in scan(path, _as_read, appended=False):
+        if isinstance(first, BadLine_):
+            return first.raw.lstrip().startswith(b"{") and b'"benchmark"' in first.raw
+        if isinstance(first, InvalidRecord):  # an episode line (subset, task_id, trial) with a bad number
+            return True
+        return isinstance(first, dict) and "benchmark" in first
     return True  # an empty file: zero lines in, zero lines out
+
+
+def _as_read(obj: Any, where: str) -> Any:
+    return obj
 
 
 def _text(value: Any) -> str:

@@ -99,7 +99,7 @@ def load_source(path: Path, data_dir: Optional[Path] = None, ground: bool = True
 
 def episode_rows(path: Path) -> list[dict]:
     episodes = path / "episodes.jsonl"
-    return [r.row for r in latest_episodes(episodes)[0].values()]  # a missing file: no rows
+    return [r.to_json() for r in latest_episodes(episodes)[0].values()]  # a missing file: no rows
 
 
 # samples/step-<step>.jsonl (each row carries its "round"); runs of older mua: step-<step>.<round>.jsonl

@@ -47,7 +47,7 @@ Explain = Callable[[dict, dict], list]
 class Reviewed:
     """One episode that did not pass, with its class."""
 
-    row: int  # its row in the run's view page (#ep=ROW)
+    position: int  # its row in the run's view page, counted from 0 (#ep=POSITION)
     subset: str
     task_id: str
     trial: int
@@ -59,6 +59,11 @@ class Reviewed:
     findings: list[str] = field(default_factory=list)
     error: Optional[str] = None
     judge: Optional[str] = None  # the judge model's reason; None: no judge asked
+
+    def to_json(self) -> dict:
+        """The item as ``mua review --json`` writes it: its position under the key "row", first."""
+        fields = dict(vars(self))
+        return {"row": fields.pop("position"), **fields}
 
 
 def classify(row: dict, explain: Explain) -> Optional[Reviewed]:
@@ -136,7 +141,7 @@ def review_rows(rows: list[dict], explain: Explain) -> list[Reviewed]:
     out = []
     for i, row in enumerate(rows):
         if (item := classify(row, explain)) is not None:
-            item.row = i
+            item.position = i
             out.append(item)
     return out
 
@@ -174,7 +179,7 @@ async def ask_judge(judge: ChatModel, rows: list[dict], items: list[Reviewed], c
 
     async def one(item: Reviewed) -> None:
         async with gate:
-            reply, _usage = await judge.chat(judge_request(rows[item.row], item), seed=seed)
+            reply, _usage = await judge.chat(judge_request(rows[item.position], item), seed=seed)
         item.judge = (reply.content or "").strip() or "(the judge gave no text)"
 
     await asyncio.gather(*(one(i) for i in items if i.cls not in (ERRORED, UNKNOWN)))
@@ -206,7 +211,7 @@ def render_review(title: str, items: list[Reviewed], episodes: int, view_href: s
         parts.append(f'<h2 id="{esc(cls)}">{esc(LABELS[cls])} ({len(group)})</h2>')
         rows = []
         for i in group:
-            name = link(f"{view_href}#ep={i.row}", f"{i.subset}/{i.task_id} trial {i.trial}")
+            name = link(f"{view_href}#ep={i.position}", f"{i.subset}/{i.task_id} trial {i.trial}")
             cells = [name, esc("null" if i.reward is None else f"{i.reward:g}"), esc(i.termination or ""),
                      esc("" if i.turns is None else i.turns), esc(", ".join(i.kinds)),
                      "<br>".join(esc(f) for f in ([i.error] if i.error else i.findings))]
@@ -215,10 +220,10 @@ def render_review(title: str, items: list[Reviewed], episodes: int, view_href: s
             rows.append(f'<tr class="ep {esc(cls)}">' + "".join(f"<td>{c}" for c in cells) + "</tr>")
         parts.append("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr></thead><tbody>"
                      + "\n".join(rows) + "</tbody></table>")
-    data = {"episodes": episodes, "view": view_href, "classes": {c: [i.__dict__ for i in g]
+    data = {"episodes": episodes, "view": view_href, "classes": {c: [i.to_json() for i in g]
                                                                  for c, g in by_class(items).items()}}
     return page(title, "\n".join(parts) + "\n", data)
 
 
 def review_json(items: list[Reviewed]) -> str:
-    return json.dumps([i.__dict__ for i in items], ensure_ascii=False)
+    return json.dumps([i.to_json() for i in items], ensure_ascii=False)

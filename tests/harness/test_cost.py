@@ -12,6 +12,7 @@ from mock_providers import MockAnthropic, MockGemini
 
 from mua.harness.cli import main
 from mua.harness.results.cost import RunCost, episode_cost, role_cost
+from mua.harness.results.episodes import EpisodeRecord
 from mua.harness.results.price_table import builtin, price_of
 
 SECRET = "sk-test-secret-provider-key-0042"
@@ -136,18 +137,23 @@ def test_bad_price_table_is_one_line_and_exit_2(tmp_path, data_dir, capsys):
         assert "Traceback" not in err and str(bad) in err and len(err.strip().splitlines()) == 1, err
 
 
+def _episode(usage: dict, error=None) -> EpisodeRecord:
+    return EpisodeRecord.new(benchmark="b", subset="s", task_id="0", trial=0, seed=0, reward=None, components={},
+                             termination=None, turns=0, messages=[], usage=usage, info={}, error=error)
+
+
 def test_run_cost_counts_per_episode_and_never_prices_unknown_tokens_at_zero():
     config = {"prices": {"agent": {"model": "a", "price": {"input": 2.0, "output": 10.0, "source": "t"}},
                          "user": {"model": "u", "price": None}}}
     acc = RunCost(config)
-    acc.add({"usage": {"agent": {"requests": 1, "prompt_tokens": 1000, "completion_tokens": 100}, "user": {}}})
-    acc.add({"usage": {"agent": {"requests": 1, "prompt_tokens": 3000, "completion_tokens": 0}}})
-    acc.add({"error": "model error: down", "usage": {}})
+    acc.add(_episode({"agent": {"requests": 1, "prompt_tokens": 1000, "completion_tokens": 100}, "user": {}}))
+    acc.add(_episode({"agent": {"requests": 1, "prompt_tokens": 3000, "completion_tokens": 0}}))
+    acc.add(_episode({}, error="model error: down"))
     out = acc.result()
     assert out["total"] == pytest.approx(0.003 + 0.006) and out["unknown"] == []  # the user used no tokens
     assert out["per_episode"] == {"mean": pytest.approx(0.0045), "max": 0.006, "episodes": 2}
     assert out["errored_episodes"] == 1 and out["roles"]["user"]["cost"] == 0.0
-    acc.add({"usage": {"user": {"requests": 1, "prompt_tokens": 5, "completion_tokens": 1}}})
+    acc.add(_episode({"user": {"requests": 1, "prompt_tokens": 5, "completion_tokens": 1}}))
     out = acc.result()
     assert out["total"] is None and out["unknown"] == ["user"] and out["per_episode"]["mean"] is None
     assert RunCost({}).result() is None  # gold runs: no block at all (baselines stay byte-identical)

@@ -63,7 +63,7 @@ def test_other_adapters_tag_their_findings_too():
     ace = AceFindings([["wrong balance"]], "value error", ["a()"]).findings({"end_state": 0.0, "process": 0.5})
     assert [f.kind for f in ace] == [STATE_MISMATCH, STATE_MISMATCH, WRONG_ACTION]
     rows = [episode("a", 1.0), episode("b", 0.0), episode("c", None, error="boom")]
-    assert [(r.row, r.cls) for r in review_rows(rows, EXPLAIN)] == [(1, "wrong_action"), (2, "errored")]
+    assert [(r.position, r.cls) for r in review_rows(rows, EXPLAIN)] == [(1, "wrong_action"), (2, "errored")]
 
 
 def _data(page: str) -> dict:

@@ -47,18 +47,33 @@ def assert_smoke(done, out: Path, packs: list[str]) -> None:
     assert "## pack " in (out / "behaviour.md").read_text()
 
 
+VERDICT_ARMS = "grpo,grpo-static,rft"
+# the study's other arms and their labels: run on one pack (each is a `mua train` setting, the same on every pack)
+OTHER_ARMS = {"grpo-turn-credit": "GRPO, turn-level credit", "grpo-info-gain": "GRPO, information-gain turn reward",
+              "grpo-tree": "GRPO, tree rollouts", "grpo-dr": "Dr. GRPO loss"}
+
+
 @pytest.mark.slow
 def test_smoke_runs_every_pack_end_to_end(tmp_path):
+    """Every pack with the verdict's arms, then the other arms on one pack in the same folder (its finished
+    jobs reused): 88 jobs instead of every arm on every pack's 124."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"],
-                          capture_output=True, text=True, timeout=2400)
+    smoke = [sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"]
+    done = subprocess.run([*smoke, "--arms", VERDICT_ARMS], capture_output=True, text=True, timeout=2400)
     assert_smoke(done, tmp_path, ["bookings", "refills", "appointments", "salon"])
     assert "book_table.hour" in done.stdout and "asked 'time'" in done.stdout  # from the bookings pack's data
     print(f"smoke, 4 packs x 1 seed: {time.monotonic() - started:.0f} s")
-    again = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "--smoke"],
-                           capture_output=True, text=True, timeout=900)  # every job finished: reused, none rerun
+    again = subprocess.run([*smoke, "--arms", VERDICT_ARMS], capture_output=True, text=True,
+                           timeout=900)  # every job finished: reused, none rerun
     assert ", 0 to run" in again.stdout and ": started" not in again.stdout
     assert again.returncode == done.returncode
+    every_arm = subprocess.run([*smoke, "--packs", "bookings"], capture_output=True, text=True, timeout=1800)
+    assert every_arm.returncode in (0, 1), (every_arm.stdout[-3000:], every_arm.stderr[-3000:])
+    started_jobs = {line.split(": started")[0] for line in every_arm.stdout.splitlines() if ": started" in line}
+    assert started_jobs and all(any(arm in job for arm in OTHER_ARMS) for job in started_jobs), started_jobs
+    for arm, label in OTHER_ARMS.items():
+        assert label in every_arm.stdout, (label, every_arm.stdout[-3000:])
+        assert len((tmp_path / "bookings" / "seed-0" / arm / "out" / "metrics.jsonl").read_text().splitlines()) == 2
 
 
 @pytest.mark.slow

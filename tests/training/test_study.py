@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -325,6 +326,10 @@ def mua_study(*argv: str) -> list[str]:
             str(STUDY), "--smoke", "--packs", "bookings", "--arms", "grpo,grpo-static,rft", *argv]
 
 
+SFT_AND_BEFORE = ("bookings/gold", "bookings/gold-dataset", "bookings/seed-0/model", "bookings/seed-0/eval-before",
+                  "bookings/seed-0/sft")
+
+
 @pytest.mark.slow
 def test_the_smoke_study_runs_and_a_killed_one_resumes_to_the_same_report(tmp_path):
     pytest.importorskip("trl")
@@ -337,12 +342,18 @@ def test_the_smoke_study_runs_and_a_killed_one_resumes_to_the_same_report(tmp_pa
     report = (tmp_path / "a" / "report.md").read_text()
     assert "**learns: FAIL" in report or "**learns: PASS" in report
     assert (tmp_path / "a" / "bookings" / "study.png").stat().st_size > 0
-    # killed once its SFT finished, then run again: the same report, byte for byte
+    # killed while the jobs after SFT run, then run again: the same report, byte for byte. The jobs up to SFT are
+    # the first run's, copied (their commands are recorded relative to the study folder), so that only the jobs
+    # after them are played twice
+    for job in SFT_AND_BEFORE:
+        shutil.copytree(tmp_path / "a" / job, tmp_path / "b" / job)
+    shutil.copy(tmp_path / "a" / st.MARKER, tmp_path / "b" / st.MARKER)
     proc = subprocess.Popen(mua_study("--out", str(tmp_path / "b")), stdout=subprocess.PIPE, text=True,
                             start_new_session=True)
     assert proc.stdout is not None
     for line in proc.stdout:
-        if "seed-0/sft: done" in line:
+        assert "seed-0/sft: started" not in line
+        if "seed-0/eval-sft: started" in line:
             break
     os.killpg(proc.pid, signal.SIGTERM)
     proc.wait(timeout=120)
