@@ -28,10 +28,11 @@ _DIGITS = re.compile(r"\d+")
 # a capitalised word: one capital then small letters (Latin letters with accents included)
 _NAME = re.compile(r"[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+")
 _PIECE = re.compile(r"\d+|[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+")
-ONSETS = ("b", "br", "c", "ch", "d", "dr", "f", "fr", "g", "gr", "h", "j", "k", "kr", "l", "m", "n", "p", "pr",
-          "r", "s", "sh", "sk", "st", "t", "tr", "v", "w", "z")
-VOWELS = ("a", "e", "i", "o", "u", "a", "e", "i", "o", "ai", "ei", "ou")
-CODAS = ("", "", "", "", "n", "r", "s", "l", "k", "m", "t", "ll", "nd", "rt", "sk")
+# every letter occurs, a vowel can start a name (Okafor, Ueda), so that copying is learnt for each letter and place
+ONSETS = ("", "", "b", "br", "c", "ch", "d", "dr", "f", "fr", "g", "gr", "h", "j", "k", "kr", "l", "m", "n", "p",
+          "pr", "qu", "r", "s", "sh", "sk", "st", "t", "tr", "v", "w", "x", "y", "z")
+VOWELS = ("a", "e", "i", "o", "u", "a", "e", "i", "o", "y", "ai", "ei", "ou")
+CODAS = ("", "", "", "", "n", "r", "s", "l", "k", "m", "t", "x", "z", "ll", "nd", "rt", "sk", "ng")
 
 
 def _walk(value: Any) -> Iterator[str]:
