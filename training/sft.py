@@ -18,6 +18,7 @@ from .checkpoints import atomic, clear_staging, save_final_model
 from .config import check_checkpoint_dir
 from .lm_head import score_labelled_positions_only
 from .policy import Budget, Sampling, StreamPolicy
+from .resample import resample_rows
 from .resume import checkpoint_step, checkpoint_to_resume, record_config
 from .sft_config import SFT_CONFIG, SftRunConfig
 from .stopping import SaveOnInterrupt
@@ -152,10 +153,12 @@ def load_policy(policy_dir: str, model_init_kwargs: Optional[dict] = None,
 
 
 def build_sft_trainer(cfg: SftRunConfig, rows: list[dict], trainer_cls=None):
-    """TRL's SFTTrainer for ``cfg`` on ``rows`` (with LoRA when ``use_peft``), saving atomic checkpoints."""
+    """TRL's SFTTrainer for ``cfg`` on ``rows`` (with LoRA when ``use_peft``; each row ``resample_values`` times
+    with new names and ids when that is set), saving atomic checkpoints."""
     from trl import SFTTrainer
 
     model, tokenizer, stop_ids = load_policy(cfg.policy, cfg.model_init_kwargs, cfg.chat_template)
+    rows = resample_rows(rows, cfg.resample_values, cfg.seed)
     return atomic(trainer_cls or SFTTrainer)(model=model, args=cfg, processing_class=tokenizer,
                                              train_dataset=sft_dataset(rows, tokenizer, stop_ids,
                                                                        reach(getattr(model, "config", None))),

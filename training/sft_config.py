@@ -40,6 +40,10 @@ class SftRunConfig(SFTConfig, LoraSettings):
                                              "own chat template (one that drops tool use is refused at load); the "
                                              "output keeps it")
     batch_size: Optional[int] = mua_field("episodes per device per step (= per_device_train_batch_size)")
+    resample_values: int = mua_field("train on K copies of every episode, each with the names and ids the agent "
+                                     "copies replaced by new values of the same shape, drawn from --seed, so that "
+                                     "only copying fits, not recalling train values (training/resample.py); 0: the "
+                                     "episodes as they are", 0)
     resume: bool = mua_field("continue from the newest checkpoint in output_dir (--no-resume: start a new run; "
                              "refused when output_dir is not empty)", True)
     progress: bool = mua_field("progress bar (--no-progress: none)", True)
@@ -59,6 +63,8 @@ class SftRunConfig(SFTConfig, LoraSettings):
             self.disable_tqdm = True
         if self.per_device_train_batch_size < 1:
             raise ConfigError(f"{setting('batch_size')} (per_device_train_batch_size) must be at least 1")
+        if self.resample_values < 0:
+            raise ConfigError(f"{setting('resample_values')} must be 0 (off) or at least 1, got {self.resample_values}")
         if self.learning_rate <= 0:
             raise ConfigError(f"{setting('learning_rate')} must be > 0")
         if not self.num_train_epochs > 0:  # also NaN
