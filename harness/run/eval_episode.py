@@ -92,7 +92,7 @@ def write_played(run: RunDir, config: dict, record: EpisodeRecord) -> None:
     write_config(run, config)
     episodes = JsonlAppender(run.episodes)
     try:
-        episodes.append(record.row)
+        episodes.append_line(record.to_line())
     finally:
         episodes.close()
 
