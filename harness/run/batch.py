@@ -14,7 +14,7 @@ from ..registry import open_benchmark
 from ..results.store import RunDir
 from .build import Models, open_model
 from .plan import RunPlan, check_resumable, planned, run_config, select_tasks
-from .schedule import EvalOutcome, PendingRun, RunOptions, run_pending
+from .schedule import EvalOutcome, PendingRun, run_pending
 
 __all__ = ["EvalOutcome", "RunPlan", "run_eval"]
 
@@ -57,7 +57,7 @@ async def run_eval(plan: RunPlan, out: Path, data_dir: Path, *, concurrency: int
     try:
         config = run_config(bench, plan, tasks, models, overrides)
         check_resumable(run, config)  # the one "same run?" rule (plan.py), for `mua sweep` too
-        options = RunOptions(concurrency, progress, retry_errors, max_error_streak, stall_timeout_s)
-        return await run_pending(PendingRun(bench, plan, tasks, run, config, models, options, on_play))
+        return await run_pending(PendingRun(bench, plan, tasks, run, config, models, on_play, concurrency, progress,
+                                            retry_errors, max_error_streak, stall_timeout_s))
     finally:
         await models.aclose()

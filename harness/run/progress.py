@@ -98,24 +98,25 @@ class EpisodeClock:
 
 
 class Progress:
-    """The bar: ``total`` episodes, ``done`` of them found finished on resume, ``slots`` played at a time.
-    While enabled, a ticker refreshes it between finished episodes with the episodes playing, the ETA and what
-    local models are doing as it happens (replies, tokens, tokens/s: ``models.activity``)."""
+    """The bar, built only when it shows (not with --no-progress): ``total`` episodes, ``resumed`` the index
+    statuses of those found finished on resume, ``slots`` played at a time. A ticker refreshes it between finished
+    episodes with the episodes playing, the ETA and what local models are doing as it happens (replies, tokens,
+    tokens/s: ``models.activity``)."""
 
-    def __init__(self, label: str, total: int, done: int, tally: Tally, enabled: bool, slots: int = 1):
-        self.tally = tally
-        # disabled (--no-progress): no bar, no clock, nothing computed per episode
-        self.clock: Optional[EpisodeClock] = EpisodeClock(total - done, slots) if enabled else None
-        self._bar: Optional[tqdm] = tqdm(total=total, initial=done, unit="ep", dynamic_ncols=True,
-                                         desc=label) if enabled else None
-        self._ticker: Optional[asyncio.Task] = asyncio.create_task(self._show_activity()) if enabled else None
+    def __init__(self, label: str, total: int, resumed: list[int], slots: int = 1):
+        self.tally = Tally()
+        for status in resumed:
+            self.tally.add_status(status)
+        self.clock = EpisodeClock(total - len(resumed), slots)
+        self._bar: Optional[tqdm] = tqdm(total=total, initial=len(resumed), unit="ep", dynamic_ncols=True,
+                                         desc=label)
+        self._ticker: Optional[asyncio.Task] = asyncio.create_task(self._show_activity())
 
     def line(self) -> str:
         """What follows the bar: passes, episodes playing and the ETA, then local models' live counts."""
         from ..models.activity import METER
 
-        clock = self.clock.text() if self.clock is not None else ""
-        return "; ".join(part for part in (self.tally.text(), clock, METER.text()) if part)
+        return "; ".join(part for part in (self.tally.text(), self.clock.text(), METER.text()) if part)
 
     async def _show_activity(self) -> None:
         while self._bar is not None:
@@ -123,14 +124,14 @@ class Progress:
             if self._bar is not None:
                 self._bar.set_postfix_str(self.line(), refresh=True)
 
-    def episode_started(self) -> Optional[int]:
-        """An episode began; the token goes back to :meth:`episode_done` (None while the bar is off)."""
-        return self.clock.start() if self.clock is not None else None
+    def episode_started(self) -> int:
+        """An episode began; the token goes back to :meth:`episode_done`."""
+        return self.clock.start()
 
-    def episode_done(self, token: Optional[int] = None) -> None:
-        """After an episode's line is durable (the tally already counts it): advance and refresh the line."""
-        if token is not None and self.clock is not None:
-            self.clock.finish(token)
+    def episode_done(self, token: int, record: EpisodeRecord) -> None:
+        """After an episode's line is durable: count it, advance and refresh the line."""
+        self.tally.add(record)
+        self.clock.finish(token)
         if self._bar is not None:
             self._bar.set_postfix_str(self.line(), refresh=False)
             self._bar.update(1)  # draws the line with the counts above

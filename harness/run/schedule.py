@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, cast
 
 from ..errors import ModelError
 from ..interfaces import Benchmark
@@ -18,7 +18,9 @@ from ..types import Task
 from .build import Models
 from .eval_episode import play_one
 from .plan import RunPlan, write_config
-from .progress import Progress, Tally
+
+if TYPE_CHECKING:
+    from .progress import Progress
 
 MAX_LISTED_ERRORS = 100  # errored episodes named in the outcome (all are counted, and all are in the file)
 
@@ -33,19 +35,9 @@ class EvalOutcome:
 
 
 @dataclass(frozen=True)
-class RunOptions:
-    """How a run is played (the `mua eval` flags that do not change what it measures)."""
-
-    concurrency: int = 8
-    progress: bool = True
-    retry_errors: bool = True  # re-play errored episodes found on resume
-    max_error_streak: int = 20  # consecutive model-endpoint failures that stop the run (0: never)
-    stall_timeout_s: float = 120.0  # an endpoint silent this long with requests waiting stops the run (0: never)
-
-
-@dataclass(frozen=True)
 class PendingRun:
-    """Everything the scheduler needs: what to play, with what, into which folder, recorded as ``config``."""
+    """Everything the scheduler needs: what to play, with what, into which folder, recorded as ``config``; then
+    how it is played (the `mua eval` flags that do not change what it measures)."""
 
     bench: Benchmark
     plan: RunPlan
@@ -53,19 +45,12 @@ class PendingRun:
     run: RunDir
     config: dict
     models: Models
-    options: RunOptions
     on_play: Optional[Callable[[], None]] = None  # called once the endpoints answer, before the first episode
-
-
-class Layout(Positions):
-    """The run's positions (see Positions) and the task each stands for."""
-
-    def __init__(self, tasks: dict[str, list[Task]], trials: int):
-        super().__init__({s: [t.id for t in ts] for s, ts in tasks.items()}, trials)
-        self.flat = [t for ts in tasks.values() for t in ts]
-
-    def episode(self, p: int) -> tuple[Task, int]:
-        return self.flat[p // self.trials], p % self.trials
+    concurrency: int = 8
+    progress: bool = True  # the progress bar (off: no Progress is built)
+    retry_errors: bool = True  # re-play errored episodes found on resume
+    max_error_streak: int = 20  # consecutive model-endpoint failures that stop the run (0: never)
+    stall_timeout_s: float = 120.0  # an endpoint silent this long with requests waiting stops the run (0: never)
 
 
 async def watch_endpoints(models: Models, limit_s: float) -> None:
@@ -81,17 +66,18 @@ async def watch_endpoints(models: Models, limit_s: float) -> None:
 class _Player:
     """Plays pending positions and records each one as it finishes (the state shared by the workers)."""
 
-    def __init__(self, job: PendingRun, layout: Layout, outcome: EvalOutcome, tally: Tally, progress: Progress):
-        self.job, self.layout, self.outcome, self.tally, self.progress = job, layout, outcome, tally, progress
+    def __init__(self, job: PendingRun, trials: int, outcome: EvalOutcome, progress: Optional[Progress]):
+        self.job, self.trials, self.outcome, self.progress = job, trials, outcome, progress
+        self.flat = [t for ts in job.tasks.values() for t in ts]  # position p: flat[p // trials], trial p % trials
         self.episodes = JsonlAppender(job.run.episodes)
         self.timings = JsonlAppender(job.run.timings)
         self.streak = 0
         self.abort: list[ModelError] = []  # set once the endpoint looks down: episodes not yet started are skipped
 
     async def play(self, p: int) -> None:
-        task, trial = self.layout.episode(p)
+        task, trial = self.flat[p // self.trials], p % self.trials
         job = self.job
-        clock = self.progress.episode_started()
+        clock = self.progress.episode_started() if self.progress is not None else 0
         record, seconds = await play_one(job.bench, job.plan, job.models, task, trial)
         self.episodes.append_line(record.to_line())
         self.timings.append({"subset": task.subset, "task_id": task.id, "trial": trial,
@@ -101,14 +87,14 @@ class _Player:
             if len(self.outcome.errors) < MAX_LISTED_ERRORS:
                 self.outcome.errors.append(f"{task.subset}/{task.id}#{trial}: {record.error}")
         self.streak = self.streak + 1 if (record.error or "").startswith("model error") else 0
-        limit = job.options.max_error_streak
+        limit = job.max_error_streak
         if limit and self.streak >= limit and not self.abort:
             self.abort.append(ModelError(f"{self.streak} episodes in a row failed on the model endpoint; stopping. "
                                          f"Last: {record.error}. Fix the endpoint and re-run the same command to "
                                          "resume."))
-        self.tally.add(record)
         await self.episodes.commit()  # counted as done once durable; bookkeeping above happens before this await
-        self.progress.episode_done(clock)
+        if self.progress is not None:
+            self.progress.episode_done(clock, record)
 
     async def worker(self, pending: Iterator[int]) -> None:
         for p in pending:  # one iterator shared by all workers: each position is played once
@@ -116,16 +102,12 @@ class _Player:
                 return
             await self.play(p)
 
-    def close(self) -> None:
-        self.episodes.close()
-        self.timings.close()
-
 
 async def _play_all(player: _Player, pending: Iterator[int], job: PendingRun) -> None:
     """``concurrency`` workers draw from ``pending`` until it is empty, the error streak aborts, or the
     watchdog finds an endpoint stalled; on any exit the workers are stopped before the files are closed."""
-    running = [asyncio.create_task(player.worker(pending)) for _ in range(max(1, job.options.concurrency))]
-    stall = job.options.stall_timeout_s
+    running = [asyncio.create_task(player.worker(pending)) for _ in range(max(1, job.concurrency))]
+    stall = job.stall_timeout_s
     watchdog = asyncio.create_task(watch_endpoints(job.models, stall)) if stall > 0 else None
     everything = asyncio.gather(*running)
     try:
@@ -152,17 +134,17 @@ async def _play_all(player: _Player, pending: Iterator[int], job: PendingRun) ->
 async def run_pending(job: PendingRun) -> EvalOutcome:
     """Play every episode of the run not already finished in its folder (after checking the endpoints once),
     then write summary.json; config.json is (re)written before either. A run found finished asks no endpoint."""
-    layout = Layout(job.tasks, job.config["trials"])
+    layout = Positions({s: [t.id for t in ts] for s, ts in job.tasks.items()}, job.config["trials"])
     early = _aggregate(job, layout)  # filled while the file reads as final: a finished run is read once
     done = episode_index(job.run.episodes, layout.position, layout.size, in_order=early.add)
-    retry = ERRORED if job.options.retry_errors else -1
+    retry = ERRORED if job.retry_errors else -1
     kept = bytearray(layout.size)  # 1: finished and kept (invalid lines are never kept: they are re-played)
-    tally = Tally()
+    resumed: list[int] = []  # their index statuses, for the progress bar's counts
     for p in range(layout.size):
         if done.found(p) and done.status[p] not in (retry, INVALID):
             kept[p] = 1
-            tally.add_status(done.status[p])
-    outcome = EvalOutcome(summary={}, skipped=sum(kept))
+            resumed.append(done.status[p])
+    outcome = EvalOutcome(summary={}, skipped=len(resumed))
     if outcome.skipped == layout.size and done.canonical:  # nothing to play, files already final
         write_config(job.run, job.config)
         outcome.finished_before = True
@@ -175,27 +157,33 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
     if job.on_play is not None:
         job.on_play()
     pending = (p for p in range(layout.size) if not kept[p])  # drawn lazily by the workers, in config order
-    progress = Progress(f"{job.bench.name}/{'+'.join(job.tasks)}", layout.size, outcome.skipped, tally,
-                        job.options.progress, slots=job.options.concurrency)
-    player = _Player(job, layout, outcome, tally, progress)
+    progress = None
+    if job.progress:  # --no-progress: no bar, no clock, no counts, not even tqdm is loaded
+        from .progress import Progress
+
+        progress = Progress(f"{job.bench.name}/{'+'.join(job.tasks)}", layout.size, resumed, slots=job.concurrency)
+    del resumed
+    player = _Player(job, layout.trials, outcome, progress)
     try:
         await _play_all(player, pending, job)
     finally:
-        progress.close()
-        player.close()
+        if progress is not None:
+            progress.close()
+        player.episodes.close()
+        player.timings.close()
     final = episode_index(job.run.episodes, layout.position, layout.size)
     outcome.summary = _summary(job, layout, final, complete=all(final.found(p) for p in range(layout.size)))
     write_json(job.run.summary, outcome.summary)
     return outcome
 
 
-def _aggregate(job: PendingRun, layout: Layout) -> Aggregate:
+def _aggregate(job: PendingRun, layout: Positions) -> Aggregate:
     # the adapter's declaration itself, which config.json records (read back equal: MetricsDeclaration.to_dict)
     return Aggregate(job.bench.declared_metrics(), {s: [t.id for t in ts] for s, ts in job.tasks.items()},
                      layout.trials, cost=RunCost(job.config))
 
 
-def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], complete: bool,
+def _summary(job: PendingRun, layout: Positions, index: Index[EpisodeRecord], complete: bool,
              agg: Optional[Aggregate] = None) -> dict:
     """The summary, streamed over the latest record of each episode in config order (``agg``: already fed
     with them all). A complete run's files are rewritten in that order on the way (byte-identical across
@@ -216,7 +204,7 @@ def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], compl
         return summary
     from ..users.audit import has_exact_facts, summary_block  # lazy: only a benchmark with exact facts needs it
 
-    if not has_exact_facts(job.bench, layout.flat):
+    if not has_exact_facts(job.bench, [t for ts in job.tasks.values() for t in ts]):
         return summary
     # read afresh: the rewrite above moves the lines ``index`` points at
     final = episode_index(job.run.episodes, layout.position, layout.size)
