@@ -82,39 +82,39 @@ def add_data_dir(p: argparse.ArgumentParser, run: bool = False) -> None:
                                       "then the cache filled by `mua data pull`)")
 
 
-def add_shared_model_flags(p: argparse.ArgumentParser) -> None:
-    """--model/--base-url/--api-key-env: one model for every role (agent, user, judge) not given its own."""
-    p.add_argument("--model", help="model for the agent, the user simulator and the judge, unless --agent-model, "
-                                   "--user-model or --judge-model name another (or the benchmark names its own "
-                                   "user model); a provider prefix routes it (anthropic/..., gemini/..., openai/..., "
-                                   "groq/..., ...)")
-    p.add_argument("--base-url", help="base URL for every role without its own --ROLE-base-url")
-    p.add_argument("--api-key-env", metavar="VAR", help="API key variable for every role without its own")
+def add_model_flags(p: argparse.ArgumentParser, roles: dict[str, str], shared: bool = False) -> None:
+    """The ``--ROLE-*`` flags of each role (role -> the help of its --ROLE-model), after, with ``shared``,
+    --model/--base-url/--api-key-env: one model for every role (agent, user, judge) not given its own."""
+    if shared:
+        p.add_argument("--model", help="model for the agent, the user simulator and the judge, unless "
+                                       "--agent-model, --user-model or --judge-model name another (or the benchmark "
+                                       "names its own user model); a provider prefix routes it (anthropic/..., "
+                                       "gemini/..., openai/..., groq/..., ...)")
+        p.add_argument("--base-url", help="base URL for every role without its own --ROLE-base-url")
+        p.add_argument("--api-key-env", metavar="VAR", help="API key variable for every role without its own")
+    for role, help_text in roles.items():
+        p.add_argument(f"--{role}-model", help=help_text)
+        p.add_argument(f"--{role}-base-url", help=f"base URL for the {role} model (default: the provider's for a "
+                                                  "provider/model name, else $OPENAI_BASE_URL, else "
+                                                  "http://127.0.0.1:8000/v1)")
+        p.add_argument(f"--{role}-api-key-env", metavar="VAR",
+                       help=f"environment variable holding the {role} endpoint's API key (default: the provider's, "
+                            "e.g. ANTHROPIC_API_KEY, GEMINI_API_KEY; else OPENAI_API_KEY)")
+        # the float flags of a model are checked by model_spec, with its other flags, before any work
+        p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
+                                                                 "(default: the benchmark protocol's)")
+        p.add_argument(f"--{role}-chat-template", metavar="hermes|llama3_json|FILE",
+                       help=f"chat template for a local {role} checkpoint whose own one drops tool use")
+        p.add_argument(f"--{role}-params", metavar="JSON", help=f"extra request parameters for the {role} model, "
+                                                                'as a JSON object, e.g. \'{"max_tokens": 2048}\'')
 
 
-def add_model_flags(p: argparse.ArgumentParser, role: str, help_text: str) -> None:
-    p.add_argument(f"--{role}-model", help=help_text)
-    p.add_argument(f"--{role}-base-url", help=f"base URL for the {role} model (default: the provider's for a "
-                                              "provider/model name, else $OPENAI_BASE_URL, else "
-                                              "http://127.0.0.1:8000/v1)")
-    p.add_argument(f"--{role}-api-key-env", metavar="VAR",
-                   help=f"environment variable holding the {role} endpoint's API key (default: the provider's, "
-                        "e.g. ANTHROPIC_API_KEY, GEMINI_API_KEY; else OPENAI_API_KEY)")
-    # the float flags of a model are checked by model_spec, with its other flags, before any work
-    p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
-                                                             "(default: the benchmark protocol's)")
-    p.add_argument(f"--{role}-chat-template", metavar="hermes|llama3_json|FILE",
-                   help=f"chat template for a local {role} checkpoint whose own one drops tool use")
-    p.add_argument(f"--{role}-params", metavar="JSON", help=f"extra request parameters for the {role} model, "
-                                                            'as a JSON object, e.g. \'{"max_tokens": 2048}\'')
-
-
-def add_request_timeout(p: argparse.ArgumentParser) -> None:
+def add_timeouts(p: argparse.ArgumentParser, stall: bool = True) -> None:
+    """--request-timeout, then (``stall``: a command that runs many requests) --stall-timeout."""
     p.add_argument("--request-timeout", type=float, metavar="S",  # checked by model_spec too
                    help="seconds one model request may take before it is retried (default 600; per attempt)")
-
-
-def add_stall_timeout(p: argparse.ArgumentParser) -> None:
+    if not stall:
+        return
     p.add_argument("--stall-timeout", type=non_negative_float, default=120.0, metavar="S",
                    help="stop (resumable) when an endpoint answers nothing for S seconds while requests wait "
                         "(default 120; 0: never). Every endpoint is also checked once before the first request")

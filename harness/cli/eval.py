@@ -15,9 +15,7 @@ from ..run.build import GOLD, ModelSpec
 from .common import (
     add_data_dir,
     add_model_flags,
-    add_request_timeout,
-    add_shared_model_flags,
-    add_stall_timeout,
+    add_timeouts,
     finite,
     model_spec,
     non_negative_int,
@@ -57,10 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=positive_int, help="at most this many tasks per subset")
     p.add_argument("--agent", choices=("gold", "model"), default="model",
                    help="'gold' replays reference actions offline (no model); default: --agent-model")
-    add_shared_model_flags(p)
-    add_model_flags(p, "agent", "agent model: endpoint model name or local checkpoint directory")
-    add_model_flags(p, "user", "user simulator model (for benchmarks whose user is an LLM)")
-    add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
+    add_model_flags(p, {"agent": "agent model: endpoint model name or local checkpoint directory",
+                        "user": "user simulator model (for benchmarks whose user is an LLM)",
+                        "judge": "LLM judge for judged score components (skipped and flagged without one)"},
+                    shared=True)
     p.add_argument("--trials", type=positive_int, help="trials per task (pass^k needs k trials; default: the benchmark "
                                              "protocol's, 1 for --agent gold)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="run seed; each episode gets a stable seed from it")
@@ -70,11 +68,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-errors", action="store_true", help="on resume, do not retry errored episodes")
     p.add_argument("--max-error-streak", type=non_negative_int, default=20, metavar="N",
                    help="stop the run after N consecutive episodes fail on the model endpoint (0: never)")
-    add_request_timeout(p)
     p.add_argument("--prices", metavar="FILE", help='price table for the run\'s cost: {"models": {NAME: {"input": '
                    'USD, "output": USD}}} per million tokens, NAME as passed to --*-model (default: mua\'s '
                    "built-in table of provider/model prices)")
-    add_stall_timeout(p)
+    add_timeouts(p)
     add_data_dir(p)
     p.set_defaults(func=run)
 

@@ -20,7 +20,7 @@ from ..runner import agent_view
 from ..tools.catalog import find_task
 from ..tools.play import HELP, Abandoned, Player, Terminal, TerminalAgent, TerminalUser
 from ..types import Message, Task
-from .common import add_data_dir, add_model_flags, add_request_timeout, model_spec, non_negative_int
+from .common import add_data_dir, add_model_flags, add_timeouts, model_spec, non_negative_int
 
 EXAMPLES = """examples:
   mua play BENCHMARK TASK_ID --subset SUBSET                 you are the agent; the benchmark's scripted user
@@ -39,14 +39,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--subset", help="the task's subset (needed when several subsets have the id)")
     p.add_argument("--as", dest="side", choices=("agent", "user"), default="agent",
                    help="which side you play (default: agent)")
-    add_model_flags(p, "agent", "with --as user: the agent model (endpoint model name or checkpoint)")
-    add_model_flags(p, "user", "with --as agent: the user simulator model (default: the benchmark's own user "
-                               "model where it names one, else its scripted user)")
-    add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
+    add_model_flags(p, {"agent": "with --as user: the agent model (endpoint model name or checkpoint)",
+                        "user": "with --as agent: the user simulator model (default: the benchmark's own user "
+                                "model where it names one, else its scripted user)",
+                        "judge": "LLM judge for judged score components (skipped and flagged without one)"})
     p.add_argument("--seed", type=non_negative_int, default=0, help="run seed (the episode's seed derives from it)")
     p.add_argument("--out", help="run directory to write (default: results/play/BENCHMARK-SUBSET-TASK-SIDE, "
                                  "then -2, -3...)")
-    add_request_timeout(p)
+    add_timeouts(p, stall=False)
     add_data_dir(p)
     p.set_defaults(func=run)
 

@@ -17,8 +17,7 @@ from ..view.review import ask_judge, counts_text, render_review, review_rows
 from .common import (
     add_data_dir,
     add_model_flags,
-    add_request_timeout,
-    add_stall_timeout,
+    add_timeouts,
     check_output_file,
     model_spec,
     positive_int,
@@ -39,10 +38,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        epilog="example: mua review results/my-agent --judge-model gpt-4.1-mini")
     p.add_argument("run", type=Path, metavar="RUN", help="run directory (written by `mua eval`)")
     p.add_argument("--out", type=Path, metavar="FILE.html", help="where to write the page (default RUN/review.html)")
-    add_model_flags(p, "judge", "model that writes a free-text reason for each failed episode (optional)")
+    add_model_flags(p, {"judge": "model that writes a free-text reason for each failed episode (optional)"})
     p.add_argument("--concurrency", type=positive_int, default=4, help="judge requests at once (default 4)")
-    add_request_timeout(p)
-    add_stall_timeout(p)
+    add_timeouts(p)
     p.add_argument("--no-ground-truth", action="store_true",
                    help="write the view page without the benchmark's data (see `mua view --help`)")
     add_data_dir(p)

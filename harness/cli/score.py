@@ -19,8 +19,7 @@ from ..tools.replay import TaskIndex, read_items, score_all
 from .common import (
     add_data_dir,
     add_model_flags,
-    add_request_timeout,
-    add_stall_timeout,
+    add_timeouts,
     check_output_file,
     model_spec,
     positive_int,
@@ -34,10 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "benchmark reads). Output: one line per input, same order.")
     p.add_argument("--trajectories", required=True, type=Path, help="input file")
     p.add_argument("--out", required=True, help="output JSONL ('-' for stdout)")
-    add_model_flags(p, "judge", "LLM judge for judged score components (skipped and flagged without one)")
+    add_model_flags(p, {"judge": "LLM judge for judged score components (skipped and flagged without one)"})
     p.add_argument("--concurrency", type=positive_int, default=8, help="trajectories scored at once (judge calls)")
-    add_request_timeout(p)
-    add_stall_timeout(p)
+    add_timeouts(p)
     add_data_dir(p, run=True)
     add_overwrite_flag(p, "--out")
     p.set_defaults(func=run)
