@@ -140,18 +140,6 @@ def make_user(bench: Benchmark, task: Task, user_model: Optional[ChatModel], see
     return bench.simulated_user(task, user_model, seed=seed)
 
 
-def describe(spec: Optional[ModelSpec], model: Any) -> Optional[dict]:
-    """What config.json records about a model: the spec plus what the client reports (never a key)."""
-    if spec is None:
-        return None
-    info = spec.to_dict()
-    if model is not None and hasattr(model, "describe"):
-        info["client"] = model.describe()
-    if not spec.gold and (trained := trained_on(spec.name)):  # the gold agent is no checkpoint
-        info["trained_on"] = trained
-    return info
-
-
 TRAIN_CONFIG = "train_config.json"  # written by `mua train` beside the model it trains
 TRAINED_TASKS = "trained_tasks"  # its "subset/task id" keys of the tasks trained on
 TRAINED_ON = ("benchmark", "subsets", "split", "split_file", "allow_test_split", TRAINED_TASKS)

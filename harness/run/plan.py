@@ -20,7 +20,7 @@ from ..protocol import ROLES, RunProtocol, data_location, data_record, record, r
 from ..results.cost import prices_record, user_table
 from ..results.store import RunDir, write_json
 from ..types import Task
-from .build import Models, ModelSpec, describe
+from .build import Models, ModelSpec, trained_on
 from .selection import TaskSelection
 from .selection import select_tasks as select
 
@@ -202,6 +202,10 @@ def _protocol(bench: Benchmark, plan: RunPlan, tasks: dict[str, list[Task]], ove
 
 def run_config(bench: Benchmark, plan: RunPlan, tasks: dict[str, list[Task]], models: Models,
             overrides: Optional[list[str]] = None) -> dict:
+    # "prices" (cost.py), for runs that play a model; nothing for the others, nor for a person's play (`mua play`
+    # has never recorded prices: one episode, no summary or cost is read from it)
+    prices = None if plan.person else prices_record({"agent": plan.agent, "user": plan.user, "judge": plan.judge},
+                                                    user_table(plan.prices))
     return {
         "benchmark": plan.benchmark,
         "subsets": plan.subsets,
@@ -216,22 +220,24 @@ def run_config(bench: Benchmark, plan: RunPlan, tasks: dict[str, list[Task]], mo
         "metrics": bench.declared_metrics().to_dict(),  # how results are read without the adapter (see metrics.py)
         "protocol": _protocol(bench, plan, tasks, overrides or []),
         **data_location(bench.data_dir),
-        **_prices(plan),
+        **({"prices": prices} if prices else {}),
     }
 
 
 def _described(plan: RunPlan, role: str, model: Any) -> Optional[dict]:
-    """config.json's record of the model of ``role`` (a person: its name alone)."""
-    return {"name": PERSON} if role == plan.person else describe(getattr(plan, role), model)
-
-
-def _prices(plan: RunPlan) -> dict:
-    """config.json's "prices" (cost.py), for runs that play a model; nothing for the others, nor for a person's
-    play (`mua play` has never recorded prices: one episode, no summary or cost is read from it)."""
-    if plan.person:
-        return {}
-    prices = prices_record({"agent": plan.agent, "user": plan.user, "judge": plan.judge}, user_table(plan.prices))
-    return {"prices": prices} if prices else {}
+    """config.json's record of the model of ``role`` (a person: its name alone): the spec plus what the client
+    reports (never a key)."""
+    if role == plan.person:
+        return {"name": PERSON}
+    spec = getattr(plan, role)
+    if spec is None:
+        return None
+    info = spec.to_dict()
+    if model is not None and hasattr(model, "describe"):
+        info["client"] = model.describe()
+    if not spec.gold and (trained := trained_on(spec.name)):  # the gold agent is no checkpoint
+        info["trained_on"] = trained
+    return info
 
 
 def write_config(run: RunDir, config: dict) -> None:

@@ -235,9 +235,9 @@ def test_cli_trains_resumes_and_writes_a_loadable_checkpoint(tiny_checkpoint, tm
     recorded = json.loads((out / "train_config.json").read_text())
     assert recorded["max_steps"] == 3 and recorded["trained_tasks"] == ["easy/0", "easy/1"]
     # an evaluation of the trained model records which split it was trained on
-    from mua.harness.run.build import ModelSpec, describe
+    from mua.harness.run.build import trained_on
 
-    assert describe(ModelSpec(str(out)), None)["trained_on"] == {
+    assert trained_on(str(out)) == {
         "benchmark": "counter", "subsets": ["easy"], "split": "train", "split_file": None,
         "allow_test_split": False, "trained_tasks": ["easy/0", "easy/1"]}
     # the output is a normal checkpoint: the eval backend loads it with its chat template
