@@ -13,11 +13,6 @@ def derive_seed(*parts: object) -> int:
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
-def episode_seed(run_seed: int, subset: str, task_id: str, trial: int) -> int:
-    """The seed of one evaluation episode (trial ``trial`` of a task)."""
-    return derive_seed(run_seed, subset, task_id, trial)
-
-
 def turn_seed(episode: int, turn: int) -> int:
     """The seed of request ``turn`` (0-based) of a model inside one episode: distinct per turn, so a sampling
     model does not repeat itself, and the same on every rerun."""

@@ -77,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def plan_from_args(args: argparse.Namespace, bench_subsets, default_split) -> RunPlan:
-    agent = ModelSpec.gold_agent() if args.agent == GOLD else model_spec(args, "agent")  # never by name
+    agent = ModelSpec(name=GOLD, gold=True) if args.agent == GOLD else model_spec(args, "agent")  # never by name
     if agent is None:
         raise ConfigError("choose an agent: --agent-model NAME_OR_PATH, or --agent gold")
     if (args.trials is not None and args.trials < 1) or args.concurrency < 1 or (

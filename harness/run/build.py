@@ -25,11 +25,7 @@ class ModelSpec:
     api_key_env: str = "OPENAI_API_KEY"  # the variable's name is recorded, never its value
     seed: bool = True  # send the episode's seed with each request (some official runners send none)
     # the benchmark's gold agent (`--agent gold`), not a model: a model may well be named "gold"
-    gold: bool = False
-
-    @classmethod
-    def gold_agent(cls) -> "ModelSpec":
-        return cls(name=GOLD, gold=True)
+    gold: bool = False  # the gold agent: ModelSpec(name=GOLD, gold=True)
 
     def to_dict(self) -> dict:
         """What config.json records (the gold agent as {"name": "gold", ...}, as it always has been; a password in

@@ -12,7 +12,7 @@ from ..interfaces import Agent, Benchmark, ChatModel, Limits, User
 from ..results.episodes import EpisodeRecord
 from ..results.store import JsonlAppender, RunDir
 from ..runner import EpisodeResult, run_episode
-from ..seeds import episode_seed
+from ..seeds import derive_seed
 from ..types import Task
 from .build import Models, UsageCounter, make_agent, make_user
 from .plan import RunPlan, jsonable, write_config
@@ -30,7 +30,7 @@ async def play_one(bench: Benchmark, plan: RunPlan, models: Models, task: Task, 
                    ) -> tuple[EpisodeRecord, float]:
     """The one way an episode of a run is played (`mua eval`, `mua sweep` through it, `mua play`): the episode's
     record and its wall-clock seconds."""
-    seed = episode_seed(plan.seed, task.subset, task.id, trial)
+    seed = derive_seed(plan.seed, task.subset, task.id, trial)  # the episode's: trial ``trial`` of the task
     start = time.monotonic()
     try:
         agent, user = _seated(bench, plan, models, task, seed)

@@ -145,13 +145,6 @@ class RunPlan:
     person: Optional[str] = None
 
 
-def mua_version() -> str:
-    try:
-        return version("mua")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 def select_tasks(bench: Benchmark, plan: RunPlan) -> dict[str, list[Task]]:
     # a missing or malformed data file surfaces here (load_tasks checks what episodes will read), before any run
     return select(bench, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
@@ -243,7 +236,11 @@ def _described(plan: RunPlan, role: str, model: Any) -> Optional[dict]:
 def write_config(run: RunDir, config: dict) -> None:
     """config.json: the run's record (:func:`run_config`) under the version of mua that wrote it; every command's
     record is written here."""
-    write_json(run.config, {"mua_version": mua_version(), **config})
+    try:
+        mua = version("mua")
+    except PackageNotFoundError:
+        mua = "unknown"
+    write_json(run.config, {"mua_version": mua, **config})
 
 
 # What mua records about itself (its version, the benchmark's declaration) may change between versions without

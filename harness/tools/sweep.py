@@ -134,7 +134,7 @@ def _model(data: Any, where: str) -> ModelSpec:
     from ..models.openai_client import check_base_url, check_client_options
 
     if data == GOLD:  # the bare word is the gold agent; a mapping {name: gold} is a model named "gold"
-        return ModelSpec.gold_agent()
+        return ModelSpec(name=GOLD, gold=True)
     if isinstance(data, str):
         data = {"name": data}
     if not isinstance(data, dict):

@@ -15,7 +15,7 @@ from mua.harness.errors import ConfigError
 from mua.harness.registry import register_benchmark
 from mua.harness.results.episodes import latest_episodes
 from mua.harness.run.batch import RunPlan, run_eval
-from mua.harness.run.build import ModelSpec
+from mua.harness.run.build import GOLD, ModelSpec
 
 
 def read_jsonl(path):
@@ -30,7 +30,7 @@ def counter():
 
 
 def plan(**kw):
-    base = dict(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec.gold_agent(), trials=2, seed=7)
+    base = dict(benchmark="counter", subsets=["easy", "hard"], agent=ModelSpec(name=GOLD, gold=True), trials=2, seed=7)
     return RunPlan(**(base | kw))
 
 
