@@ -108,7 +108,9 @@ async def _play_all(player: _Player, pending: Iterator[int], job: PendingRun) ->
     watchdog finds an endpoint stalled; on any exit the workers are stopped before the files are closed."""
     running = [asyncio.create_task(player.worker(pending)) for _ in range(max(1, job.concurrency))]
     stall = job.stall_timeout_s
-    watchdog = asyncio.create_task(watch_endpoints(job.models, stall)) if stall > 0 else None
+    # no endpoint (the gold agent with its scripted user): nothing can stall, no watchdog
+    watched = stall > 0 and bool(job.models.distinct())
+    watchdog = asyncio.create_task(watch_endpoints(job.models, stall)) if watched else None
     everything = asyncio.gather(*running)
     try:
         if watchdog is not None:
