@@ -21,9 +21,10 @@ _MISSING = {"orders": "Order not found", "users": "User not found", "products": 
 def _record(db: Overlay, table: str, key, write: bool = False) -> Record:
     """The record ``key`` of ``table`` (with ``write``: this episode's own copy, to change); upstream's
     "... not found" error when there is none."""
-    if not db.has(table, key):
+    record = db.get(table, key, None)  # a database record is never null
+    if record is None:
         raise ValueError(_MISSING[table])
-    return db.for_write(table, key) if write else db.get(table, key)
+    return db.for_write(table, key) if write else record
 
 
 def _payment_method(db: Overlay, user_id, payment_method_id, write: bool = False) -> Record:
