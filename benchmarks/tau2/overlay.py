@@ -76,12 +76,9 @@ class Overlay:
         for table in sorted(self.changed):
             base = self.base[table]
             for key, record in self.changed[table].items():
-                text = _canonical(record)
-                if key in base and _canonical(base[key]) == text:
+                text = json.dumps(record, sort_keys=True, default=str)
+                if key in base and json.dumps(base[key], sort_keys=True, default=str) == text:
                     continue
                 out.append((table, key, text))
         return tuple(sorted(out))
 
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)
