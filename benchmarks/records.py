@@ -26,14 +26,6 @@ def _kind_name(kind: Kind) -> str:
     return " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
 
 
-def is_kind(value: Any, kind: Kind) -> bool:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    # JSON true/false are Python bools, which are ints: never accept them where a number is required
-    if isinstance(value, bool) and bool not in kinds and object not in kinds:
-        return False
-    return isinstance(value, kinds)
-
-
 def fail(where: str, what: str) -> DataError:
     return DataError(f"data file {where}: {what}. {FIX_HINT}")
 
@@ -61,7 +53,9 @@ def check_object(value: Any, where: str, required: Mapping[str, Kind],
 
 
 def check_kind(value: Any, kind: Kind, where: str, key: str) -> Any:
-    if not is_kind(value, kind):
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    # JSON true/false are Python bools, which are ints: never accept them where a number is required
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds and object not in kinds):
         raise fail(where, f"'{key}' should be {_kind_name(kind)}, found {json_type(value)}")
     return value
 

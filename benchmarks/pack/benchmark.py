@@ -112,7 +112,7 @@ class PackBenchmark(Tau2Benchmark):
     def gold_agent(self, task: Task) -> Agent:
         if task.scenario.get("replies"):
             return asking_gold_agent(task.scenario, task.evaluation)
-        return tau2_gold_agent(task.evaluation, opening(task.scenario))
+        return tau2_gold_agent(self.gold_scripts(task, opening(task.scenario))[0])
 
     def gold_user(self, task: Task) -> User:
         """The scripted user: it answers from the scenario's replies (with ``answers=False``, opening only)."""
@@ -120,7 +120,7 @@ class PackBenchmark(Tau2Benchmark):
             return StaticUser(task.scenario, task.evaluation)
         if task.scenario.get("replies") or not self.answers:
             return ScenarioUser(task.scenario, answers=self.answers)
-        return tau2_gold_user(task.evaluation, opening(task.scenario))
+        return tau2_gold_user(self.gold_scripts(task, opening(task.scenario))[1])
 
     def user_suite(self, tasks: list[Task]) -> Optional[list[SuiteCase]]:
         """The adversarial user suite's cases, from the scenarios' replies and the pack's user_suite.json."""

@@ -27,7 +27,7 @@ from mua.harness.users.simulator import SimulatedUser
 from . import gold, ground_truth, official, scoring, user_facts
 from .domain import Tau2Domain
 from .environment import Tau2Environment
-from .findings import Checks, Tau2Findings
+from .findings import Tau2Findings
 from .judge import judge_nl_assertions
 from .prompts import FIRST_AGENT_MESSAGE, STOP, USER_STOP_MARKERS, agent_system_prompt, user_system_prompt
 from .registry import get_domain
@@ -81,6 +81,7 @@ class Tau2Benchmark(Benchmark):
     def __init__(self, data_dir: Path) -> None:
         super().__init__(data_dir)
         self._gold_cache: dict[tuple, Any] = {}
+        self._scripts: dict[int, tuple[Task, gold.Scripts]] = {}  # by id(task), kept with the task
         self._domains: dict[str, Tau2Domain] = {}  # by subset, loaded on first use
 
     # -- tasks and episodes -------------------------------------------------------------------------------
@@ -102,17 +103,16 @@ class Tau2Benchmark(Benchmark):
         domain = self._domain(task)
         state = domain.new_state()
         domain.initialise(state, task.initial_state)
-        return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=self._system_prompt(domain, task),
+        prompt = agent_system_prompt(task_context(task, Tau2Context).policy or domain.policy)
+        return EpisodeSpec(env=Tau2Environment(domain, state), system_prompt=prompt,
                            opening=[Message(role="assistant", content=FIRST_AGENT_MESSAGE)],
                            limits=self.limits(task), agent_stop_marker=STOP, single_kind_messages=True)
-
-    def _system_prompt(self, domain: Tau2Domain, task: Task) -> str:
-        return agent_system_prompt(task_context(task, Tau2Context).policy or domain.policy)
 
     def agent_prompt(self, task: Task) -> AgentPrompt:
         domain = self._domain(task)
         tools = [t.spec for t in domain.agent_tools.values()]  # the same at every turn
-        return AgentPrompt(self._system_prompt(domain, task), lambda turn: list(tools))
+        prompt = agent_system_prompt(task_context(task, Tau2Context).policy or domain.policy)
+        return AgentPrompt(prompt, lambda turn: list(tools))
 
     def limits(self, task: Task) -> Limits:
         return Limits(**self.declared_protocol().limits)
@@ -133,11 +133,19 @@ class Tau2Benchmark(Benchmark):
     # -- gold -----------------------------------------------------------------------------------------------
     def gold_agent(self, task: Task) -> Agent:
         """Replays the gold actions of the assistant side (see ``gold.py``), then states every communicate_info."""
-        return gold.gold_agent(task.evaluation, _opening(task))
+        return gold.gold_agent(self.gold_scripts(task, _opening(task))[0])
 
     def gold_user(self, task: Task) -> User:
         """Opens with the reason for calling, replays the user-side gold actions (telecom), then stops."""
-        return gold.gold_user(task.evaluation, _opening(task))
+        return gold.gold_user(self.gold_scripts(task, _opening(task))[1])
+
+    def gold_scripts(self, task: Task, opening: str) -> gold.Scripts:
+        """The gold episode's scripts (``gold.gold_scripts``), built once per task (a gold agent and its user
+        read the same ones, and every trial replays them)."""
+        cached = self._scripts.get(id(task))
+        if cached is None or cached[0] is not task:
+            cached = self._scripts[id(task)] = (task, gold.gold_scripts(task.evaluation, opening))
+        return cached[1]
 
     # -- scoring --------------------------------------------------------------------------------------------
     def _gold_fingerprint(self, domain: Tau2Domain, task: Task) -> Any:
@@ -146,51 +154,6 @@ class Tau2Benchmark(Benchmark):
             gold = scoring.gold_env(domain, task.initial_state, task.evaluation or {})
             self._gold_cache[key] = domain.fingerprint(gold.state())
         return self._gold_cache[key]
-
-    def _score_checks(self, task: Task, messages: list[Message], env: Optional[Environment],
-                      termination: Optional[str]) -> Checks:
-        found = Tau2Findings(termination=termination or scoring.derive_termination(messages))
-        if found.termination not in scoring.STOPPED:
-            found.note = f"premature termination ({found.termination}): reward 0 without checks, as tau2"
-            return Checks(found, final=Score(reward=0.0, components={}, info=found.to_info()))
-        evaluation = task.evaluation
-        if evaluation is None:
-            found.note = "no evaluation criteria"
-            return Checks(found, final=Score(reward=1.0, components={}, info=found.to_info()))
-        basis = [b.lower() for b in evaluation.get("reward_basis") or []]
-        domain = self._domain(task)
-        calls = scoring.tool_calls(messages)
-        checks = Checks(found)
-        components = checks.components
-        if "db" in basis or "env_assertion" in basis:
-            if evaluation.get("actions") is None and evaluation.get("env_assertions") is None:
-                db_match, final_state = True, None
-            else:
-                final = env if isinstance(env, Tau2Environment) else scoring.replay(domain, task.initial_state, calls)
-                final_state = final.state()
-                db_match = domain.fingerprint(final_state) == self._gold_fingerprint(domain, task)
-            found.db_match = db_match
-            if "db" in basis:
-                components["db"] = 1.0 if db_match else 0.0
-            if "env_assertion" in basis:
-                reward, failed = (scoring.env_assertions_check(domain, final_state,
-                                                               evaluation.get("env_assertions") or [])
-                                  if final_state is not None else (1.0, []))
-                components["env_assertion"] = reward
-                found.env_assertions_failed = failed
-        if "communicate" in basis:
-            components["communicate"], found.communicate_missing = scoring.communicate_check(
-                messages, evaluation.get("communicate_info") or [])
-        if "action" in basis:
-            components["action"], found.actions_unmatched = scoring.action_check(
-                calls, evaluation.get("actions") or [])
-        if "nl_assertion" in basis:
-            if not evaluation.get("nl_assertions"):
-                components["nl_assertion"] = 1.0
-            else:
-                components["nl_assertion"] = None
-                checks.pending.append("nl_assertion")
-        return checks
 
     @staticmethod
     def _combine(components: dict, found: Tau2Findings) -> Score:
@@ -220,14 +183,49 @@ class Tau2Benchmark(Benchmark):
 
     async def score(self, task: Task, messages: list[Message], *, env: Optional[Environment] = None,
                     termination: Optional[str] = None, judge: Optional[ChatModel] = None) -> Score:
-        checks = self._score_checks(task, messages, env, termination)
-        if checks.final:
-            return checks.final
-        if checks.pending and judge is not None:
-            reward, results = await judge_nl_assertions(judge, messages, task.evaluation["nl_assertions"])
-            checks.components["nl_assertion"] = reward
-            checks.findings.nl_assertions = results
-        return self._combine(checks.components, checks.findings)
+        found = Tau2Findings(termination=termination or scoring.derive_termination(messages))
+        if found.termination not in scoring.STOPPED:
+            found.note = f"premature termination ({found.termination}): reward 0 without checks, as tau2"
+            return Score(reward=0.0, components={}, info=found.to_info())
+        evaluation = task.evaluation
+        if evaluation is None:
+            found.note = "no evaluation criteria"
+            return Score(reward=1.0, components={}, info=found.to_info())
+        basis = [b.lower() for b in evaluation.get("reward_basis") or []]
+        domain = self._domain(task)
+        live = env if isinstance(env, Tau2Environment) else None
+        calls = scoring.tool_calls(messages, live.parsed if live else None)
+        components: dict[str, Optional[float]] = {}
+        if "db" in basis or "env_assertion" in basis:
+            if evaluation.get("actions") is None and evaluation.get("env_assertions") is None:
+                db_match, final_state = True, None
+            else:
+                final_state = (live or scoring.replay(domain, task.initial_state, calls)).state()
+                db_match = domain.fingerprint(final_state) == self._gold_fingerprint(domain, task)
+            found.db_match = db_match
+            if "db" in basis:
+                components["db"] = 1.0 if db_match else 0.0
+            if "env_assertion" in basis:
+                reward, failed = (scoring.env_assertions_check(domain, final_state,
+                                                               evaluation.get("env_assertions") or [])
+                                  if final_state is not None else (1.0, []))
+                components["env_assertion"] = reward
+                found.env_assertions_failed = failed
+        if "communicate" in basis:
+            components["communicate"], found.communicate_missing = scoring.communicate_check(
+                messages, evaluation.get("communicate_info") or [])
+        if "action" in basis:
+            components["action"], found.actions_unmatched = scoring.action_check(
+                calls, evaluation.get("actions") or [])
+        if "nl_assertion" in basis:
+            if not evaluation.get("nl_assertions"):
+                components["nl_assertion"] = 1.0
+            elif judge is None:
+                components["nl_assertion"] = None  # unknown: see _combine
+            else:
+                components["nl_assertion"], found.nl_assertions = await judge_nl_assertions(
+                    judge, messages, evaluation["nl_assertions"])
+        return self._combine(components, found)
 
     @classmethod
     def explain(cls, components: dict[str, Optional[float]], info: dict) -> list[Finding]:

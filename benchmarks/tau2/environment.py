@@ -19,7 +19,7 @@ from typing import Any, Optional
 from mua.harness.interfaces import Environment, ToolOutcome
 from mua.harness.types import ToolCall, ToolSpec
 
-from .domain import Record, Tau2Domain, ToolDef
+from .domain import Record, Tau2Domain, ToolDef, copy_tree
 
 
 def bind(tool: ToolDef, name: str, arguments: dict) -> dict:
@@ -64,7 +64,7 @@ def serialise(value: Any) -> str:
     """The tool message content tau2 produces for a return value."""
     if isinstance(value, str):
         return value
-    return json.dumps(_plain(value), default=str)
+    return json.dumps(value if isinstance(value, Record) else _plain(value), default=str)
 
 
 def parse_arguments(raw: str) -> dict:
@@ -84,6 +84,9 @@ class Tau2Environment(Environment):
     def __init__(self, domain: Tau2Domain, state: Any):
         self.domain = domain
         self._state = state
+        # the arguments of every call ``execute`` ran, decoded once: JSON text -> value. The scorer reads them
+        # here; each tool was given its own copy, since a tool may change what it is given.
+        self.parsed: dict[str, dict] = {}
 
     def agent_tools(self, turn: int = 0) -> list[ToolSpec]:
         return [t.spec for t in self.domain.agent_tools.values()]
@@ -113,7 +116,8 @@ class Tau2Environment(Environment):
             arguments = parse_arguments(call.arguments)
         except ValueError as e:
             return ToolOutcome(content=f"Error: {e}", error=True)
-        content, error = self.call(call.name, arguments, requestor)
+        self.parsed[call.arguments] = arguments
+        content, error = self.call(call.name, copy_tree(arguments), requestor)
         return ToolOutcome(content=content, error=error)
 
     def has_tool(self, name: str) -> bool:

@@ -6,10 +6,10 @@ order is the stored key order (unset fields are left out), which keeps result li
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, Optional
 
-from mua.harness.types import POLICY_VIOLATION, STATE_MISMATCH, WRONG_ACTION, Finding, Score
+from mua.harness.types import POLICY_VIOLATION, STATE_MISMATCH, WRONG_ACTION, Finding
 
 
 @dataclass
@@ -55,13 +55,3 @@ class Tau2Findings:
 def _items(value: Any) -> list:
     return value if isinstance(value, list) else []
 
-
-@dataclass
-class Checks:
-    """The judge-free part of a tau2 verdict. ``final`` is set when the verdict is already decided (premature
-    termination, no criteria); otherwise ``pending`` names the components that wait for the judge."""
-
-    findings: Tau2Findings
-    components: dict[str, Optional[float]] = field(default_factory=dict)
-    pending: list[str] = field(default_factory=list)
-    final: Optional[Score] = None

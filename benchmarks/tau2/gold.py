@@ -27,27 +27,22 @@ AGENT_STEP_TEXT = "Please tell me once that is done."
 USER_STEP_TEXT = "Done."
 
 
-def _segments(evaluation: dict) -> list[tuple[str, list[Message]]]:
-    """(requestor, one tool-call message per action) for each run of same-side actions."""
-    calls = []
+# (agent turns, user messages): what :class:`ScriptedAgent` and :class:`ScriptedUser` play
+Scripts = tuple[list[list[Message]], list[Message]]
+
+
+def gold_scripts(evaluation: Optional[dict], opening: str) -> Scripts:
+    """The gold episode's scripts. Agent turn ``i`` answers the user's ``i``-th text message (the runner hides the
+    user's own tool calls from the agent)."""
+    evaluation = evaluation or {}
+    calls = []  # (requestor, one tool-call message per action)
     for i, action in enumerate(evaluation.get("actions") or []):
         side = action.get("requestor") or "assistant"
         role = "user" if side == "user" else "assistant"
         call = ToolCall(id=f"gold_{i}", name=action["name"], arguments=json.dumps(action.get("arguments") or {}))
         calls.append((side, Message(role=role, tool_calls=[call])))
-    return [(side, [m for _, m in group]) for side, group in groupby(calls, key=lambda c: c[0])]
-
-
-def _final_text(evaluation: dict) -> str:
-    infos = evaluation.get("communicate_info") or []
-    return "Done." + (" " + " ".join(str(i) for i in infos) if infos else "")
-
-
-def gold_scripts(evaluation: Optional[dict], opening: str) -> tuple[list[list[Message]], list[Message]]:
-    """(agent turns, user messages) for :class:`ScriptedAgent` and :class:`ScriptedUser`. Agent turn ``i`` answers
-    the user's ``i``-th text message (the runner hides the user's own tool calls from the agent)."""
-    evaluation = evaluation or {}
-    segments = _segments(evaluation)
+    # each run of same-side actions is one segment
+    segments = [(side, [m for _, m in group]) for side, group in groupby(calls, key=lambda c: c[0])]
     user: list[Message] = []
     if segments and segments[0][0] == "user":
         user += segments.pop(0)[1]
@@ -56,7 +51,9 @@ def gold_scripts(evaluation: Optional[dict], opening: str) -> tuple[list[list[Me
     while True:
         actions = segments.pop(0)[1] if segments and segments[0][0] != "user" else []
         if not segments:
-            agent.append(actions + [Message(role="assistant", content=_final_text(evaluation))])
+            infos = evaluation.get("communicate_info") or []
+            final = "Done." + (" " + " ".join(str(i) for i in infos) if infos else "")
+            agent.append(actions + [Message(role="assistant", content=final)])
             break
         agent.append(actions + [Message(role="assistant", content=AGENT_STEP_TEXT)])
         user += segments.pop(0)[1] + [Message(role="user", content=USER_STEP_TEXT)]
@@ -64,11 +61,10 @@ def gold_scripts(evaluation: Optional[dict], opening: str) -> tuple[list[list[Me
     return agent, user
 
 
-def gold_agent(evaluation: Optional[dict], opening: str) -> ScriptedAgent:
-    turns, _ = gold_scripts(evaluation, opening)
+def gold_agent(turns: list[list[Message]]) -> ScriptedAgent:
+    """The agent of ``gold_scripts``' agent turns; past them it repeats its final text."""
     return ScriptedAgent(turns, fallback=turns[-1][-1].content or "Done.")
 
 
-def gold_user(evaluation: Optional[dict], opening: str) -> ScriptedUser:
-    _, messages = gold_scripts(evaluation, opening)
+def gold_user(messages: list[Message]) -> ScriptedUser:
     return ScriptedUser(messages, stop_markers=USER_STOP_MARKERS)

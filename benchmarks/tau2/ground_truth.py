@@ -103,7 +103,7 @@ def _documents(episode: Any, gold: Any) -> dict[str, tuple[Any, Any]]:
 
 
 def _record(state: Overlay, table: str, key: str) -> Any:
-    return state.get(table, key) if state.has(table, key) else _ABSENT
+    return state.get(table, key, _ABSENT)
 
 
 def _canonical(value: Any) -> str:

@@ -3,7 +3,7 @@ and given to each episode as a copy-on-write :class:`Overlay`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Callable, ClassVar, Mapping
 
 from mua.harness.io.datafiles import load_json, load_text
 
@@ -23,17 +23,14 @@ class JsonDbDomain(Tau2Domain):
 
     @classmethod
     def load(cls, data_dir: Path) -> "JsonDbDomain":
+        """The policy, and db.json checked (DataError naming the file and what is wrong) and normalised."""
         folder = f"tau2/domains/{cls.name}"
         policy = load_text(data_dir, f"{folder}/policy.md")
-        return cls(policy, cls.normalise_db(load_json(data_dir, f"{folder}/db.json"), f"{folder}/db.json"))
-
-    @classmethod
-    def normalise_db(cls, raw: Any, relpath: str) -> dict[str, dict[str, Record]]:
-        """The parsed db.json checked (DataError naming the file and what is wrong) and normalised."""
-        check_object(raw, relpath, dict.fromkeys(cls.tables, dict))
-        return {table: {key: build_record(make, record, f"{relpath}, {table}/{key}")
-                        for key, record in raw[table].items()}
-                for table, make in cls.tables.items()}
+        relpath = f"{folder}/db.json"
+        raw = check_object(load_json(data_dir, relpath), relpath, dict.fromkeys(cls.tables, dict))
+        return cls(policy, {table: {key: build_record(make, record, f"{relpath}, {table}/{key}")
+                                    for key, record in raw[table].items()}
+                            for table, make in cls.tables.items()})
 
     def new_state(self) -> Overlay:
         return Overlay(self.base)

@@ -11,6 +11,8 @@ from typing import Any, Iterator, Optional
 
 from .domain import copy_tree
 
+_NO_DEFAULT = object()
+
 
 class Overlay:
     __slots__ = ("base", "changed")
@@ -24,12 +26,15 @@ class Overlay:
         own = self.changed.get(table)
         return (own is not None and key in own) or key in self.base[table]
 
-    def get(self, table: str, key: Any) -> Any:
-        """The current record (read-only: never mutate it; use for_write). KeyError when absent."""
+    def get(self, table: str, key: Any, default: Any = _NO_DEFAULT) -> Any:
+        """The current record (read-only: never mutate it; use for_write). When absent: ``default`` if given,
+        else KeyError."""
         own = self.changed.get(table)
         if own is not None and key in own:
             return own[key]
-        return self.base[table][key]
+        if default is _NO_DEFAULT:
+            return self.base[table][key]
+        return self.base[table].get(key, default)
 
     def for_write(self, table: str, key: Any) -> Any:
         """The record, copied into this overlay first if it still is the shared base record."""
@@ -71,12 +76,9 @@ class Overlay:
         for table in sorted(self.changed):
             base = self.base[table]
             for key, record in self.changed[table].items():
-                text = _canonical(record)
-                if key in base and _canonical(base[key]) == text:
+                text = json.dumps(record, sort_keys=True, default=str)
+                if key in base and json.dumps(base[key], sort_keys=True, default=str) == text:
                     continue
                 out.append((table, key, text))
         return tuple(sorted(out))
 
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, default=str)

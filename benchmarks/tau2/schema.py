@@ -9,10 +9,6 @@ from __future__ import annotations
 
 from typing import Optional
 
-from mua.harness.types import ToolSpec
-
-from .domain import Param
-
 STRING = {"type": "string"}
 INTEGER = {"type": "integer"}
 STRING_LIST = {"type": "array", "items": {"type": "string"}}
@@ -24,15 +20,13 @@ def model_list(model: str) -> dict:
                                                  {"additionalProperties": True, "type": "object"}]}}
 
 
-def title(name: str) -> str:
-    return name.title().replace("_", " ")
-
-
-def _object(fields: list[tuple[str, dict, bool]], docs: dict, name: str,
-            defs: Optional[dict] = None) -> dict:
+def object_schema(fields: list[tuple[str, dict, bool]], docs: dict, name: str,
+                  defs: Optional[dict] = None) -> dict:
+    """The schema of the model ``name``: ``fields`` are (name, type schema, required) in signature order,
+    ``docs`` maps a field to its description."""
     props = {}
     for field, schema, _ in fields:
-        prop = dict(schema, title=title(field))
+        prop = dict(schema, title=field.title().replace("_", " "))
         if docs.get(field) is not None:
             prop["description"] = docs[field]
         props[field] = dict(sorted(prop.items()))
@@ -49,12 +43,5 @@ def _object(fields: list[tuple[str, dict, bool]], docs: dict, name: str,
 
 def model_def(name: str, fields: list[tuple[str, dict]], docs: dict) -> dict:
     """The ``$defs`` entry of an argument model (all fields required strings/integers in tau2's models)."""
-    return _object([(f, s, True) for f, s in fields], docs, name)
+    return object_schema([(f, s, True) for f, s in fields], docs, name)
 
-
-def tool_spec(name: str, description: str, fields: list[tuple[str, dict, bool]], docs: dict,
-              defs: Optional[dict] = None) -> tuple[ToolSpec, tuple[Param, ...]]:
-    """``fields`` are (name, type schema, required) in signature order; ``docs`` maps name -> description."""
-    params = _object(fields, docs, "parameters", defs)
-    return (ToolSpec(name=name, description=description, parameters=params),
-            tuple(Param(f, req) for f, _, req in fields))

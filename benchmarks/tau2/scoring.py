@@ -19,7 +19,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from mua.harness.types import Message
 
@@ -44,16 +44,20 @@ def derive_termination(messages: list[Message]) -> str:
     return "unterminated"
 
 
-def tool_calls(messages: list[Message]) -> list[tuple[str, str, Optional[dict]]]:
-    """(requestor, name, arguments or None when they do not parse) for every call in the trajectory."""
+def tool_calls(messages: list[Message], parsed: Optional[Mapping[str, dict]] = None
+               ) -> list[tuple[str, str, Optional[dict]]]:
+    """(requestor, name, arguments or None when they do not parse) for every call in the trajectory.
+    ``parsed``: arguments already decoded, by their JSON text (the episode's ``Tau2Environment.parsed``)."""
     out = []
     for m in messages:
         if m.role in ("assistant", "user") and m.tool_calls:
             for call in m.tool_calls:
-                try:
-                    args: Optional[dict] = parse_arguments(call.arguments)
-                except ValueError:
-                    args = None
+                args: Optional[dict] = parsed.get(call.arguments) if parsed else None
+                if args is None:
+                    try:
+                        args = parse_arguments(call.arguments)
+                    except ValueError:
+                        args = None
                 out.append((m.role, call.name, args))
     return out
 

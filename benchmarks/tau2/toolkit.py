@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Callable, Literal, Mapping, Optional
 
 from mua.harness.errors import DataError
+from mua.harness.types import ToolSpec
 
-from .domain import ToolDef
-from .schema import tool_spec
+from .domain import Param, ToolDef
+from .schema import object_schema
 
 Field = tuple[str, dict, bool]  # (name, JSON schema, required), in signature order
 
@@ -96,8 +97,10 @@ def make_tool(fn: Callable, name: str, description: str, docs: Mapping[str, str]
               where: str, defaults: bool = True, call: Optional[Callable] = None) -> ToolDef:
     """One tool from its implementation: schema from the signature, ``call`` (default ``fn``) dispatches."""
     fields, defs = signature_fields(fn, where, defaults)
-    spec, params = tool_spec(name, description, fields, dict(docs), defs or None)
-    return ToolDef(spec=spec, func=call or fn, params=params, owner=owner, mutates=kind == "write", kind=kind)
+    spec = ToolSpec(name=name, description=description,
+                    parameters=object_schema(fields, dict(docs), "parameters", defs or None))
+    return ToolDef(spec=spec, func=call or fn, params=tuple(Param(f, req) for f, _, req in fields), owner=owner,
+                   mutates=kind == "write", kind=kind)
 
 
 class Toolkit:

@@ -15,14 +15,11 @@ def address(d: dict) -> Record:
                   state=d["state"], zip=d["zip"])
 
 
-def variant(d: dict) -> Record:
-    return Record(item_id=d["item_id"], options=dict(d["options"]), available=d["available"],
-                  price=float(d["price"]))
-
-
 def product(d: dict) -> Record:
     return Record(name=d["name"], product_id=d["product_id"],
-                  variants={k: variant(v) for k, v in d["variants"].items()})
+                  variants={k: Record(item_id=v["item_id"], options=dict(v["options"]), available=v["available"],
+                                      price=float(v["price"]))
+                            for k, v in d["variants"].items()})
 
 
 def payment_method(d: dict) -> Record:
@@ -42,18 +39,15 @@ def user(d: dict) -> Record:
                   orders=list(d["orders"]))
 
 
-def order_item(d: dict) -> Record:
-    return Record(name=d["name"], product_id=d["product_id"], item_id=d["item_id"], price=float(d["price"]),
-                  options=dict(d["options"]))
-
-
 def payment(transaction_type: str, amount: float, payment_method_id: str) -> Record:
     return Record(transaction_type=transaction_type, amount=float(amount), payment_method_id=payment_method_id)
 
 
 def order(d: dict) -> Record:
     rec = Record(order_id=d["order_id"], user_id=d["user_id"], address=address(d["address"]),
-                 items=[order_item(i) for i in d["items"]], status=d["status"],
+                 items=[Record(name=i["name"], product_id=i["product_id"], item_id=i["item_id"],
+                               price=float(i["price"]), options=dict(i["options"])) for i in d["items"]],
+                 status=d["status"],
                  fulfillments=[Record(tracking_id=list(f["tracking_id"]), item_ids=list(f["item_ids"]))
                                for f in d["fulfillments"]],
                  payment_history=[payment(p["transaction_type"], p["amount"], p["payment_method_id"])

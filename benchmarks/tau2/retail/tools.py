@@ -15,42 +15,23 @@ from .tool_docs import DOCS
 TOOLS = Toolkit("RetailTools", DOCS)
 
 CANCEL_REASONS = {"no longer needed", "ordered by mistake"}
+_MISSING = {"orders": "Order not found", "users": "User not found", "products": "Product not found"}
 
 
-def _order(db: Overlay, order_id, write: bool = False) -> Record:
-    if not db.has("orders", order_id):
-        raise ValueError("Order not found")
-    return db.for_write("orders", order_id) if write else db.get("orders", order_id)
-
-
-def _user(db: Overlay, user_id, write: bool = False) -> Record:
-    if not db.has("users", user_id):
-        raise ValueError("User not found")
-    return db.for_write("users", user_id) if write else db.get("users", user_id)
-
-
-def _product(db: Overlay, product_id) -> Record:
-    if not db.has("products", product_id):
-        raise ValueError("Product not found")
-    return db.get("products", product_id)
-
-
-def _variant(db: Overlay, product_id, variant_id) -> Record:
-    variants = _product(db, product_id)["variants"]
-    if variant_id not in variants:
-        raise ValueError("Variant not found")
-    return variants[variant_id]
+def _record(db: Overlay, table: str, key, write: bool = False) -> Record:
+    """The record ``key`` of ``table`` (with ``write``: this episode's own copy, to change); upstream's
+    "... not found" error when there is none."""
+    record = db.get(table, key, None)  # a database record is never null
+    if record is None:
+        raise ValueError(_MISSING[table])
+    return db.for_write(table, key) if write else record
 
 
 def _payment_method(db: Overlay, user_id, payment_method_id, write: bool = False) -> Record:
-    methods = _user(db, user_id, write)["payment_methods"]
+    methods = _record(db, "users", user_id, write)["payment_methods"]
     if payment_method_id not in methods:
         raise ValueError("Payment method not found")
     return methods[payment_method_id]
-
-
-def _is_gift_card(method: Record) -> bool:
-    return method["source"] == "gift_card"
 
 
 def _count_check(item_ids, order: Record, message) -> None:
@@ -67,18 +48,18 @@ def calculate(db: Overlay, expression: str):
 
 @TOOLS.tool("write")
 def cancel_pending_order(db: Overlay, order_id: str, reason: str):
-    order = _order(db, order_id)
+    order = _record(db, "orders", order_id)
     if order["status"] != "pending":
         raise ValueError("Non-pending order cannot be cancelled")
     if reason not in CANCEL_REASONS:
         raise ValueError("Invalid reason")
-    order = _order(db, order_id, write=True)
+    order = _record(db, "orders", order_id, write=True)
     refunds = []
     for pay in order["payment_history"]:
         method_id = pay["payment_method_id"]
         refunds.append(dm.payment("refund", pay["amount"], method_id))
         method = _payment_method(db, order["user_id"], method_id, write=True)
-        if _is_gift_card(method):  # gift cards are refunded at once
+        if method["source"] == "gift_card":  # gift cards are refunded at once
             method["balance"] = round(method["balance"] + pay["amount"], 2)
     order["status"] = "cancelled"
     order["cancel_reason"] = reason
@@ -95,7 +76,10 @@ def _price_difference(db: Overlay, order: Record, item_ids, new_item_ids, same_i
         item = next((i for i in order["items"] if i["item_id"] == item_id), None)
         if item is None:
             raise ValueError(f"Item {item_id} not found")
-        last_variant = _variant(db, item["product_id"], new_item_id)
+        variants = _record(db, "products", item["product_id"])["variants"]
+        if new_item_id not in variants:
+            raise ValueError("Variant not found")
+        last_variant = variants[new_item_id]
         if not last_variant["available"]:
             raise ValueError(f"New item {new_item_id} not found or available")
         diff += last_variant["price"] - item["price"]
@@ -105,7 +89,7 @@ def _price_difference(db: Overlay, order: Record, item_ids, new_item_ids, same_i
 @TOOLS.tool("write")
 def exchange_delivered_order_items(db: Overlay, order_id: str, item_ids: list[str], new_item_ids: list[str],
                                    payment_method_id: str):
-    order = _order(db, order_id)
+    order = _record(db, "orders", order_id)
     if order["status"] != "delivered":
         raise ValueError("Non-delivered order cannot be exchanged")
     _count_check(item_ids, order, lambda i: f"Number of {i} not found.")
@@ -114,9 +98,9 @@ def exchange_delivered_order_items(db: Overlay, order_id: str, item_ids: list[st
     diff, _ = _price_difference(db, order, item_ids, new_item_ids, same_id_check=False)
     diff = round(diff, 2)
     method = _payment_method(db, order["user_id"], payment_method_id)
-    if _is_gift_card(method) and method["balance"] < diff:
+    if method["source"] == "gift_card" and method["balance"] < diff:
         raise ValueError("Insufficient gift card balance to pay for the price difference")
-    order = _order(db, order_id, write=True)
+    order = _record(db, "orders", order_id, write=True)
     order["status"] = "exchange requested"
     order["exchange_items"] = sorted(item_ids)
     order["exchange_new_items"] = sorted(new_item_ids)
@@ -179,12 +163,12 @@ def find_user_id_by_email(db: Overlay, email: str):
 
 @TOOLS.tool("read")
 def get_order_details(db: Overlay, order_id: str):
-    return _order(db, order_id)
+    return _record(db, "orders", order_id)
 
 
 @TOOLS.tool("read")
 def get_product_details(db: Overlay, product_id: str):
-    return _product(db, product_id)
+    return _record(db, "products", product_id)
 
 
 @TOOLS.tool("read")
@@ -197,7 +181,7 @@ def get_item_details(db: Overlay, item_id: str):
 
 @TOOLS.tool("read")
 def get_user_details(db: Overlay, user_id: str):
-    return _user(db, user_id)
+    return _record(db, "users", user_id)
 
 
 @TOOLS.tool("read")
@@ -209,11 +193,11 @@ def list_all_product_types(db: Overlay):
 @TOOLS.tool("write")
 def modify_pending_order_address(db: Overlay, order_id: str, address1: str, address2: str, city: str, state: str,
                                  country: str, zip: str):
-    order = _order(db, order_id)
+    order = _record(db, "orders", order_id)
     if "pending" not in order["status"]:
         raise ValueError("Non-pending order cannot be modified")
     new = dm.validated_address(address1, address2, city, state, country, zip)
-    order = _order(db, order_id, write=True)
+    order = _record(db, "orders", order_id, write=True)
     order["address"] = new
     return order
 
@@ -221,7 +205,7 @@ def modify_pending_order_address(db: Overlay, order_id: str, address1: str, addr
 @TOOLS.tool("write")
 def modify_pending_order_items(db: Overlay, order_id: str, item_ids: list[str], new_item_ids: list[str],
                                payment_method_id: str):
-    order = _order(db, order_id)
+    order = _record(db, "orders", order_id)
     if order["status"] != "pending":
         raise ValueError("Non-pending order cannot be modified")
     _count_check(item_ids, order, lambda i: f"{i} not found")
@@ -229,12 +213,12 @@ def modify_pending_order_items(db: Overlay, order_id: str, item_ids: list[str], 
         raise ValueError("The number of items to be exchanged should match")
     diff, variant = _price_difference(db, order, item_ids, new_item_ids, same_id_check=True)
     method = _payment_method(db, order["user_id"], payment_method_id)
-    if _is_gift_card(method) and method["balance"] < diff:
+    if method["source"] == "gift_card" and method["balance"] < diff:
         raise ValueError("Insufficient gift card balance to pay for the new item")
-    order = _order(db, order_id, write=True)
+    order = _record(db, "orders", order_id, write=True)
     order["payment_history"].append(
         dm.payment("payment" if diff > 0 else "refund", abs(diff), payment_method_id))
-    if _is_gift_card(method):
+    if method["source"] == "gift_card":
         method = _payment_method(db, order["user_id"], payment_method_id, write=True)
         method["balance"] = round(method["balance"] - diff, 2)
     for item_id, new_item_id in zip(item_ids, new_item_ids):
@@ -252,7 +236,7 @@ def modify_pending_order_items(db: Overlay, order_id: str, item_ids: list[str], 
 
 @TOOLS.tool("write")
 def modify_pending_order_payment(db: Overlay, order_id: str, payment_method_id: str):
-    order = _order(db, order_id)
+    order = _record(db, "orders", order_id)
     if "pending" not in order["status"]:
         raise ValueError("Non-pending order cannot be modified")
     method = _payment_method(db, order["user_id"], payment_method_id)
@@ -263,16 +247,16 @@ def modify_pending_order_payment(db: Overlay, order_id: str, payment_method_id: 
     if old_id == payment_method_id:
         raise ValueError("The new payment method should be different from the current one")
     amount = history[0]["amount"]
-    if _is_gift_card(method) and method["balance"] < amount:
+    if method["source"] == "gift_card" and method["balance"] < amount:
         raise ValueError("Insufficient gift card balance to pay for the order")
-    order = _order(db, order_id, write=True)
+    order = _record(db, "orders", order_id, write=True)
     order["payment_history"].extend([dm.payment("payment", amount, payment_method_id),
                                      dm.payment("refund", amount, old_id)])
-    if _is_gift_card(method):
+    if method["source"] == "gift_card":
         method = _payment_method(db, order["user_id"], payment_method_id, write=True)
         method["balance"] = round(method["balance"] - amount, 2)
     old = _payment_method(db, order["user_id"], old_id)
-    if _is_gift_card(old):
+    if old["source"] == "gift_card":
         old = _payment_method(db, order["user_id"], old_id, write=True)
         old["balance"] = round(old["balance"] + amount, 2)
     return order
@@ -281,24 +265,24 @@ def modify_pending_order_payment(db: Overlay, order_id: str, payment_method_id: 
 @TOOLS.tool("write")
 def modify_user_address(db: Overlay, user_id: str, address1: str, address2: str, city: str, state: str, country: str,
                         zip: str):
-    _user(db, user_id)
+    _record(db, "users", user_id)
     new = dm.validated_address(address1, address2, city, state, country, zip)
-    user = _user(db, user_id, write=True)
+    user = _record(db, "users", user_id, write=True)
     user["address"] = new
     return user
 
 
 @TOOLS.tool("write")
 def return_delivered_order_items(db: Overlay, order_id: str, item_ids: list[str], payment_method_id: str):
-    order = _order(db, order_id)
+    order = _record(db, "orders", order_id)
     if order["status"] != "delivered":
         raise ValueError("Non-delivered order cannot be returned")
-    _user(db, order["user_id"])
+    _record(db, "users", order["user_id"])
     method = _payment_method(db, order["user_id"], payment_method_id)
-    if not _is_gift_card(method) and payment_method_id != order["payment_history"][0]["payment_method_id"]:
+    if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
         raise ValueError("Payment method should be the original payment method")
     _count_check(item_ids, order, lambda i: "Some item not found")
-    order = _order(db, order_id, write=True)
+    order = _record(db, "orders", order_id, write=True)
     order["status"] = "return requested"
     order["return_items"] = sorted(item_ids)
     order["return_payment_method_id"] = payment_method_id
