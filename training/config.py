@@ -22,6 +22,7 @@ from trl import GRPOConfig
 
 from mua.harness.errors import ConfigError
 from mua.harness.io.urls import redact_url
+from mua.harness.protocol import RunProtocol
 from mua.harness.quiet import silence_unactionable
 from mua.harness.run.build import ModelSpec
 from mua.harness.run.plan import default_user_model, departures, roles_under_protocol, run_protocol, user_spec
@@ -346,18 +347,31 @@ def protocol_specs(cfg: TrainConfig, bench: Any) -> tuple[Optional[ModelSpec], O
     Resolved once per run: validation, the endpoint check, the rollout's user and judge, train_config.json and
     every periodic evaluation read the plan kept on ``cfg`` (resolved again only if the benchmark or one of
     ``PLAYED_SETTINGS`` changed since)."""
-    key = json.dumps([bench.name, str(bench.data_dir), *(getattr(cfg, k) for k in PLAYED_SETTINGS)], default=str)
-    kept = cfg.__dict__.get("_played")
-    if kept is None or kept[0] != key:
-        kept = (key, _resolve_specs(cfg, bench))
-        cfg.__dict__["_played"] = kept  # not a dataclass field: never in settings() or train_config.json
-    user, judge, overrides = kept[1]
+    user, judge, overrides = _kept_plan(cfg, bench)[1]
     return user, judge, list(overrides)
 
 
-def _resolve_specs(cfg: TrainConfig, bench: Any) -> tuple[Optional[ModelSpec], Optional[ModelSpec], list[str]]:
+def declared_protocol(cfg: TrainConfig, bench: Any) -> RunProtocol:
+    """The benchmark's declared protocol as this run resolved it with its user and judge (:func:`protocol_specs`):
+    train_config.json's record reads it rather than declaring it again."""
+    return _kept_plan(cfg, bench)[2]
+
+
+def _kept_plan(cfg: TrainConfig, bench: Any) -> tuple[str, tuple[Optional[ModelSpec], Optional[ModelSpec], list[str]],
+                                                      RunProtocol]:
+    key = json.dumps([bench.name, str(bench.data_dir), *(getattr(cfg, k) for k in PLAYED_SETTINGS)], default=str)
+    kept = cfg.__dict__.get("_played")
+    if kept is None or kept[0] != key:
+        declared = bench.declared_protocol()
+        kept = (key, _resolve_specs(cfg, bench, declared), declared)
+        cfg.__dict__["_played"] = kept  # not a dataclass field: never in settings() or train_config.json
+    return kept
+
+
+def _resolve_specs(cfg: TrainConfig, bench: Any, declared: RunProtocol
+                   ) -> tuple[Optional[ModelSpec], Optional[ModelSpec], list[str]]:
     subsets = cfg.subsets or list(bench.subsets)
-    official = run_protocol(bench, subsets)
+    official = run_protocol(bench, subsets, declared)
     named = None if cfg.user_model in (None, SCRIPTED) else ModelSpec(cfg.user_model, cfg.user_base_url,
                                                                       model_params(cfg.user_params))
     user, chosen = (None, []) if cfg.user_model == SCRIPTED else user_spec(bench, subsets, named)

@@ -22,7 +22,7 @@ from .backends import TransformersBackend, VllmColocateBackend, VllmServerBacken
 from .budgets import check_gold_budgets
 from .checkpoints import atomic, clear_staging, save_final_model
 from .compat import save_checkpoint
-from .config import TrainConfig, check_checkpoint_dir, check_user_model, protocol_specs
+from .config import TrainConfig, check_checkpoint_dir, check_user_model, declared_protocol, protocol_specs
 from .credit import WITHHELD_REPLY, turn_credit_trainer
 from .evaluation import EVALS_DIR, PeriodicEval, check_eval_plan
 from .lm_head import score_labelled_positions_only
@@ -101,7 +101,8 @@ def training_protocol(cfg: TrainConfig, bench: Benchmark, tasks: list[Task]) -> 
     roles = {"agent": role_record(policy), "user": role_record(user) if user_played else None,
              "judge": role_record(judge)}
     limits = {"max_turns": cfg.max_turns} if cfg.max_turns is not None else {}
-    return protocol_record(bench, roles, cfg.num_generations or 1, subsets, overrides, limits)
+    return protocol_record(bench, roles, cfg.num_generations or 1, subsets, overrides, limits,
+                           declared_protocol(cfg, bench))
 
 
 def policy_factory(tokenizer, stop_ids: set[int], cfg: TrainConfig, backend_ref: Callable[[], Any],

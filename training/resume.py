@@ -79,21 +79,28 @@ def checkpoint_to_resume(cfg: TrainConfig, config_file: str = CONFIG_FILE, comma
 
 def check_same_episodes(cfg: TrainConfig, task_keys: list[str], protocol: dict) -> None:
     """A resumed run plays the tasks and the run protocol (user and judge as sent, budgets, data checksums) the
-    recorded run played, by `mua eval`'s "same run?" rule (plan.run_differences); the policy and its sampling
-    are settings (:func:`checkpoint_to_resume`). A record from before mua kept them is not compared."""
-    path = cfg.out / CONFIG_FILE
-    if not path.is_file():
-        return
-    saved = read_json(path, what="mua train settings", expect=dict)
-    new = {TRAINED_TASKS: task_keys, "protocol": jsonable(protocol)}  # as the file holds it
-    old = {k: _without_policy(saved[k]) if k == "protocol" else saved[k] for k in new if k in saved}
-    differ = run_differences(old, {k: _without_policy(v) if k == "protocol" else v for k, v in new.items() if k in old})
+    recorded run played (:func:`played_differences`); the policy and its sampling are settings
+    (:func:`checkpoint_to_resume`)."""
+    differ = played_differences(cfg, {TRAINED_TASKS: task_keys, "protocol": protocol})
     if differ:
         what = " and ".join("tasks" if k == TRAINED_TASKS else "run protocol (user, judge, budgets, data)"
                             for k in differ)
         raise ConfigError(f"output_dir {cfg.out} holds a run that played other {what} than these settings play now "
                           "(changed data or split, or another user or judge); resuming would mix two runs. Restore "
                           "them to continue it, or use another --output-dir for a new run")
+
+
+def played_differences(cfg: TrainConfig, played: dict, config_file: str = CONFIG_FILE,
+                       command: str = "mua train") -> list[str]:
+    """The fields of ``played`` (what a run trains on: tasks, protocol, data checksums) in which the run recorded
+    in ``config_file`` differs, by `mua eval`'s "same run?" rule (plan.run_differences); `mua train` and
+    `mua sft` resume by it. A field the record lacks (written before mua kept it) is not compared."""
+    path = cfg.out / config_file
+    if not path.is_file():
+        return []
+    saved = read_json(path, what=f"{command} settings", expect=dict)
+    new = {k: _without_policy(v) if k == "protocol" else v for k, v in jsonable(played).items() if k in saved}
+    return run_differences({k: _without_policy(saved[k]) if k == "protocol" else saved[k] for k in new}, new)
 
 
 def _without_policy(protocol: object) -> object:
@@ -152,14 +159,15 @@ def _row_step(row: str) -> Optional[int]:
 
 
 def record_config(cfg: TrainConfig, task_keys: Optional[list[str]] = None, protocol: Optional[dict] = None,
-                  config_file: str = CONFIG_FILE) -> None:
+                  config_file: str = CONFIG_FILE, played: Optional[dict] = None) -> None:
     """Write the run's settings (with the split protocol it followed: split, split_file, allow_test_split) and
     the keys of the tasks it trains on. The file sits beside the final model, so an evaluation of that model
     records where its training tasks came from. ``protocol``: the run protocol the episodes were played under
-    (as config.json records it for an evaluation)."""
+    (as config.json records it for an evaluation); ``played``: other fields of what the run trains on (`mua
+    sft`'s data checksums). `mua train` and `mua sft` both record their run here."""
     out = cfg.out
     out.mkdir(parents=True, exist_ok=True)
-    values = cfg.settings()
+    values = {**cfg.settings(), **(played or {})}
     if task_keys is not None:
         values[TRAINED_TASKS] = task_keys
     if protocol is not None:

@@ -19,7 +19,7 @@ from .config import check_checkpoint_dir
 from .lm_head import score_labelled_positions_only
 from .policy import Budget, Sampling, StreamPolicy
 from .resample import resample_rows
-from .resume import checkpoint_step, checkpoint_to_resume, record_config
+from .resume import checkpoint_step, checkpoint_to_resume, played_differences, record_config
 from .sft_config import SFT_CONFIG, SftRunConfig
 from .stopping import SaveOnInterrupt
 from .window import reach, trim, use_window_attention
@@ -106,6 +106,14 @@ def read_rows(path: Path) -> list[dict]:
         raise ConfigError(f"{path}: not a saved dataset ({exc})") from None
 
 
+def dataset_checksums(path: Path) -> dict:
+    """sft_config.json's ``"data"``: the sha256 of every file of the dataset (a `mua export` folder or file),
+    recorded as a run protocol records its data (protocol.data_record), so a resume on changed data is refused."""
+    from mua.harness.protocol import data_record
+
+    return data_record(path.parent, [path.name])
+
+
 def training_rows(cfg: SftRunConfig) -> list[dict]:
     """The dataset's rows with at least ``min_reward``, checked to be `mua export` rows."""
     if not cfg.dataset:
@@ -179,12 +187,17 @@ def sft_train(cfg: SftRunConfig, trainer_cls=None) -> SftOutcome:
     out = cfg.out
     resume = cfg.resume_from_checkpoint or checkpoint_to_resume(cfg, SFT_CONFIG, "mua sft")
     rows = training_rows(cfg)
+    played = {"data": dataset_checksums(Path(cfg.dataset))}
+    if resume is not None and played_differences(cfg, played, SFT_CONFIG, "mua sft"):  # before the model loads
+        raise ConfigError(f"output_dir {out} holds a run trained on other data than {cfg.dataset} holds now (its "
+                          f"files' checksums differ from those {SFT_CONFIG} records); resuming would mix two runs. "
+                          "Restore the data to continue it, or use another --output-dir for a new run")
     trainer = build_sft_trainer(cfg, rows, trainer_cls)
     stop = SaveOnInterrupt("mua sft")
     trainer.add_callback(stop)
     if trainer.accelerator.is_main_process:
         clear_staging(out)
-        record_config(cfg, config_file=SFT_CONFIG)
+        record_config(cfg, config_file=SFT_CONFIG, played=played)
         if resume is not None:
             print(f"mua sft: resuming the run in {out} from {Path(resume).name} (step {checkpoint_step(resume)})",
                   file=sys.stderr, flush=True)

@@ -35,11 +35,11 @@ def default_user_model(bench: Benchmark, subsets: list[str]) -> Optional[str]:
     return names[0] if names else None
 
 
-def run_protocol(bench: Benchmark, subsets: list[str]) -> RunProtocol:
-    """The official protocol of a run of ``subsets``: the benchmark's declared one, with the benchmark's own
-    user model (if it names one) as the user role's default model, so a run that plays another records it
-    as a departure (protocol.differences)."""
-    official = bench.declared_protocol()
+def run_protocol(bench: Benchmark, subsets: list[str], declared: Optional[RunProtocol] = None) -> RunProtocol:
+    """The official protocol of a run of ``subsets``: the benchmark's declared one (``declared``: as the run
+    already resolved it), with the benchmark's own user model (if it names one) as the user role's default
+    model, so a run that plays another records it as a departure (protocol.differences)."""
+    official = declared or bench.declared_protocol()
     model = default_user_model(bench, subsets)
     return official if model is None else replace(official, user=replace(official.user, model=model))
 
@@ -106,11 +106,12 @@ def role_record(spec: Optional[ModelSpec]) -> Optional[dict]:
 
 
 def protocol_record(bench: Benchmark, roles: dict[str, Optional[dict]], trials: int, subsets: list[str],
-                    overrides: list[str], limits: Optional[dict[str, Any]] = None) -> dict:
+                    overrides: list[str], limits: Optional[dict[str, Any]] = None,
+                    declared: Optional[RunProtocol] = None) -> dict:
     """The ``"protocol"`` record of a run: what each role sent, the budgets (the benchmark's, with ``limits``
     a run adds), trials, overrides and the checksums of the data files of ``subsets``, beside the official
-    protocol."""
-    official = run_protocol(bench, subsets)
+    protocol (``declared``: the benchmark's, as the run already resolved it)."""
+    official = run_protocol(bench, subsets, declared)
     prefixes = [p.format(subset=s) for p in official.data for s in subsets]
     used = json.loads(json.dumps(roles, ensure_ascii=False, default=str))
     return record(official, used, trials, {**official.limits, **(limits or {})}, overrides,

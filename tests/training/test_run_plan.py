@@ -116,10 +116,12 @@ def test_the_plan_is_resolved_once_per_run_and_again_when_a_played_setting_chang
     from mua.training.evaluation import eval_plan
     from mua.training.grpo import endpoint_specs, judge_model, training_protocol, user_factory
 
-    resolved = []
+    resolved, declared = [], []
     original = config.run_protocol
     monkeypatch.setattr(config, "run_protocol", lambda *a: resolved.append(a) or original(*a))
     bench = open_benchmark("acebench", data_dir)
+    own = bench.declared_protocol
+    monkeypatch.setattr(bench, "declared_protocol", lambda: declared.append(1) or own())
     cfg = config.TrainConfig(benchmark="acebench", user_model="user", user_base_url="http://127.0.0.1:9/v1",
                              judge_model="judge", judge_base_url="http://127.0.0.1:9/v1", output_dir=str(tmp_path))
     config.check_user_model(cfg, bench)
@@ -130,7 +132,8 @@ def test_the_plan_is_resolved_once_per_run_and_again_when_a_played_setting_chang
     training_protocol(cfg, bench, bench.load_tasks("agent_multi_turn_en")[:1])
     plan = eval_plan(cfg, bench, tmp_path / "policy")
     assert len(resolved) == 1 and plan.user == first[0] and plan.judge == first[1]
+    assert len(declared) == 1  # the benchmark's protocol is declared once per run, train_config.json's record too
     cfg.user_params = {"temperature": 0.5}  # a changed setting is a new plan (here: a refused departure)
     with pytest.raises(ConfigError, match="user.temperature"):
         config.protocol_specs(cfg, bench)
-    assert len(resolved) == 2
+    assert len(resolved) == 2 and len(declared) == 2

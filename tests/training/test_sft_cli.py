@@ -153,3 +153,33 @@ def test_an_interrupted_run_exits_130_saying_how_to_resume(monkeypatch, capsys):
     monkeypatch.setattr(sft, "sft_train", interrupted)
     assert main(["sft", "--policy", "p", "--dataset", "d"]) == 130
     assert "mua sft: interrupted: checkpoint-1" in capsys.readouterr().err
+
+
+def test_a_resume_on_changed_data_is_refused_in_one_line_before_the_model_loads(tiny_checkpoint, exported, tmp_path,
+                                                                                 capsys, monkeypatch):
+    """sft_config.json records the dataset's checksums (as a run protocol records its data); a resumed `mua sft`
+    compares them by the one "same run?" rule (plan.run_differences), as a resumed `mua train` compares its tasks."""
+    import shutil
+
+    from mua.training import sft
+
+    ds, out = tmp_path / "ds", tmp_path / "out"
+    shutil.copytree(exported / "ds", ds)
+    assert main(["sft", *_args(tiny_checkpoint, ds, out, "--max-steps", 1, "--save-steps", 1)]) == 0
+    recorded = json.loads((out / "sft_config.json").read_text())["data"]["files"]
+    assert sorted(recorded) == sorted(f"ds/{p.name}" for p in ds.iterdir()) and all(len(v) == 64 for v in
+                                                                                     recorded.values())
+    capsys.readouterr()
+    rows = sft.read_rows(ds)[:4]  # the same path now holds other rows
+    shutil.rmtree(ds)
+    import datasets
+
+    datasets.Dataset.from_list(rows).save_to_disk(str(ds))
+    capsys.readouterr()  # the save's progress bar
+
+    def no_model(*a, **k):
+        raise AssertionError("the model loaded before the data was compared")
+    monkeypatch.setattr(sft, "load_policy", no_model)
+    assert main(["sft", *_args(tiny_checkpoint, ds, out, "--max-steps", 1, "--save-steps", 1)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "holds a run trained on other data than" in err and "\n" not in err

@@ -366,3 +366,36 @@ def test_the_smoke_study_runs_and_a_killed_one_resumes_to_the_same_report(tmp_pa
     assert "19 finished job(s) reused, 0 to run" in third.stdout and ": started" not in third.stdout
     assert third.returncode == done.returncode and time.monotonic() - started < 300
     assert json.loads((tmp_path / "b/bookings/seed-0/grpo/done.json").read_text())["command"][0] == "train"
+
+
+@pytest.mark.slow
+def test_each_stage_runs_the_mua_command_and_its_record_is_that_commands(tmp_path):
+    """A study builds no run plan or config record of its own: each stage is the mua command its job names, run
+    by the study's runner, so the stage's record is the one that command writes (config.json through
+    plan.write_config; sft_config.json and train_config.json through training/resume.record_config, with the
+    dataset's checksums and the run protocol)."""
+    pytest.importorskip("trl")
+    from mua.harness.cli import main
+    from mua.harness.run.build import TRAINED_TASKS
+
+    text = MINIMAL.replace("max_steps: 3, batch_size: 4", "max_steps: 1, batch_size: 2, num_generations: 2, "
+                                                          "limit: 2, allow_scripted_user: true")
+    plan = st.Plan(st.load_study(write_study(tmp_path, text + "sft: {max_steps: 1}\n"), seeds=1), tmp_path / "out")
+    # every job but a copied pack's is a mua command (RFT's, which read their samples first: eval, export, sft)
+    assert {(job.command() or ["copy"])[0] for name, job in plan.jobs.items() if "rft" not in name} == {
+        "eval", "export", "model", "sft", "train"}
+    for name in ("bookings/gold", "bookings/gold-dataset", "bookings/seed-0/model", "bookings/seed-0/sft",
+                 "bookings/seed-0/grpo"):
+        running = st._start(plan, name, 1, lambda _: None)
+        assert running is not None and running.proc.wait(timeout=600) == 0, \
+            (plan.jobs[name].folder / "job.log").read_text()[-3000:]
+        assert st._finished(plan, name, running, lambda _: None)
+    gold = plan.jobs["bookings/gold"]
+    direct = plan.jobs["bookings/gold"].command()
+    direct[direct.index("--out") + 1] = str(tmp_path / "direct")
+    assert main(direct) == 0  # `mua eval` run by hand writes the stage's config.json, byte for byte
+    assert (gold.out / "config.json").read_bytes() == (tmp_path / "direct" / "config.json").read_bytes()
+    sft = json.loads((plan.jobs["bookings/seed-0/sft"].out / "sft_config.json").read_text())
+    assert sft["dataset"] == str(plan.jobs["bookings/gold-dataset"].out) and sft["data"]["files"]
+    train = json.loads((plan.jobs["bookings/seed-0/grpo"].out / "train_config.json").read_text())
+    assert train["protocol"]["official"] and len(train[TRAINED_TASKS]) == 2 and train["loss_type"] == "dr_grpo"
