@@ -4,6 +4,7 @@ from pathlib import Path
 
 from mua.harness.cli import main
 from mua.harness.models.tiny import build_tiny_tokenizer
+from mua.harness.models.tokenizer import load_tokenizer
 from mua.training.copy_reach import Reach, reply_copies, stream_reach
 from mua.training.copy_reach import main as reach_main
 
@@ -61,3 +62,25 @@ def test_the_command_prints_per_argument_how_many_copies_sit_beyond_the_window(t
     assert reach_main([str(ckpt)]) == 2
     assert reach_main([str(ckpt), str(tmp_path / "none")]) == 2
     assert "no dataset" in capsys.readouterr().err
+
+
+def test_merges_learnt_from_an_export_bring_the_ids_within_the_window_and_keep_them_place_tokens(tmp_path, capsys):
+    """A `mua export` folder as the tokenizer corpus: the appointments lookup's id moves within a 128-token window
+    (with the built-in merges it sits beyond it in one of these three conversations), and the id is still one
+    place token per digit."""
+    run, data = tmp_path / "gold", tmp_path / "data"
+    assert main(["eval", "--benchmark", "pack", "--data-dir", str(PACK), "--agent", "gold", "--split", "test",
+                 "--limit", "3", "--out", str(run), "--no-progress"]) == 0
+    assert main(["export", str(run), "--out", str(data), "--data-dir", str(PACK)]) == 0
+    lines = {}
+    for name, extra in (("builtin", []), ("corpus", ["--corpus", str(data)])):
+        assert main(["model", "tiny", str(tmp_path / name), "--sliding-window", "128", "--digit-places", "8",
+                     "--name-places", "12", *extra]) == 0
+        capsys.readouterr()
+        assert reach_main([str(tmp_path / name), str(data)]) == 0
+        lines[name] = capsys.readouterr().out.splitlines()[1]
+    assert lines["builtin"].startswith("move_appointment.appointment_id: 1/3 beyond the 128-token window")
+    assert lines["corpus"].startswith("move_appointment.appointment_id: 0/3 beyond the 128-token window")
+    tok = load_tokenizer(tmp_path / "corpus")
+    assert [tok.decode([i]) for i in tok.encode('"A482", "Ivanova"')] == [
+        '"', "A", "4", "8", "2", '",', ' "', *"Ivanova", '"']
