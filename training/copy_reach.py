@@ -89,7 +89,7 @@ def stream_reach(ids: list[int], mask: list[int], tokenizer, calls: list[list[tu
 def reply_copies(messages: list[dict]) -> list[list[tuple[str, str]]]:
     """Per agent reply that the stream trains on (every assistant message after the first user message), its
     tool calls' copied (``tool.argument``, value) pairs."""
-    from .resample import _call_arguments
+    from .resample import call_arguments
 
     out: list[list[tuple[str, str]]] = []
     seen_user = False
@@ -99,7 +99,7 @@ def reply_copies(messages: list[dict]) -> list[list[tuple[str, str]]]:
             continue
         pairs = []
         for call in m.get("tool_calls") or []:
-            args = _call_arguments(call)
+            args = call_arguments(call)
             name = call.get("function", {}).get("name") if isinstance(call, dict) else None
             if isinstance(args, dict):
                 pairs += [(f"{name}.{k}", v) for k, v in args.items() if is_copied_value(v)]
