@@ -47,7 +47,8 @@ def _walk(value: Any) -> Iterator[str]:
             yield from _walk(v)
 
 
-def _call_arguments(call: Any) -> Any:
+def call_arguments(call: Any) -> Any:
+    """A tool call's arguments, decoded (None for a malformed call)."""
     from mua.harness.io.files import parse_json
 
     function = call.get("function") if isinstance(call, dict) else None
@@ -66,7 +67,7 @@ def copied_values(messages: list[dict]) -> list[str]:
     for m in messages:
         if isinstance(m, dict) and m.get("role") == "assistant":
             for call in m.get("tool_calls") or []:
-                for value in _walk(_call_arguments(call)):
+                for value in _walk(call_arguments(call)):
                     if is_copied_value(value):
                         found.setdefault(value)
     return list(found)

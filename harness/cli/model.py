@@ -42,8 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "and its place in the name (2 to 24), so a tiny model copies surnames it never saw; "
                         "transformers backend only")
     t.add_argument("--corpus", metavar="FILE",
-                   help="a UTF-8 text file (e.g. a domain's training conversations) the tokenizer's merges are also "
-                        "learnt from: its words become single tokens and its texts shorter")
+                   help="a UTF-8 text file, or a `mua export` folder (its conversations), the tokenizer's merges are "
+                        "also learnt from: its words become single tokens and its texts shorter")
     add_overwrite_flag(t, "the checkpoint")
     t.set_defaults(func=run)
     i = what.add_parser("import", help="a real model from a GGUF file or a package shipping one",

@@ -183,7 +183,7 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
     at place k" as the sum of a vector for L and one for k, so that a letter seen at other places only, as in a
     surname never seen in training, still shares its place with the letters around it (an ordinary embedding
     matrix: the checkpoint is a plain Qwen2 one); ``corpus_file``: a UTF-8 text file the tokenizer's merges are
-    also learnt from (its lines)."""
+    also learnt from (its lines), or a `mua export` dataset folder (its conversations, rendered)."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -242,4 +242,23 @@ def _factor_name_place_embeddings(model, tok, places: int, seed: int) -> None:
 
 
 def _read_corpus(path: str | Path) -> tuple[str, ...]:
-    return tuple(read_text(path, what="tokenizer corpus").splitlines(keepends=True))
+    """The corpus texts: the lines of a text file, or, for a folder (a `mua export` dataset), each conversation as
+    the tiny chat template renders it, so the merges are learnt from exactly the text the policy reads. Names and
+    numbers stay place tokens whatever the merges (added tokens are split out first), so shorter conversations do
+    not cost the copying of a name or an id by places; they bring a tool result's ids nearer the call, within a
+    window's reach (python -m mua.training.copy_reach)."""
+    if not Path(path).is_dir():
+        return tuple(read_text(path, what="tokenizer corpus").splitlines(keepends=True))
+    import datasets
+
+    from ..io.files import parse_json
+
+    try:
+        rows = datasets.load_from_disk(str(path))
+    except (FileNotFoundError, ValueError) as exc:
+        raise ConfigError(f"tokenizer corpus {path} is a folder but not a `mua export` dataset ({exc})") from None
+    template = build_tiny_tokenizer()
+    return tuple(template.apply_chat_template(
+        [{k: v for k, v in m.items() if v is not None} for m in row["messages"]],
+        tools=parse_json(row.get("tools") or "[]", where=f"tokenizer corpus {path}: a row's tools") or None,
+        tokenize=False) for row in rows)
