@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator, Optional, cast
 from ..errors import ModelError
 from ..interfaces import Benchmark
 from ..results.cost import RunCost
-from ..results.episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode_index, keyed_index
+from ..results.episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, dumps, episode_index, keyed_index
 from ..results.runs import Aggregate
 from ..results.store import JsonlAppender, RunDir, rewrite_in_order, write_json
 from ..results.summary import summary_json
@@ -94,8 +94,8 @@ class _Player:
         clock = self.progress.episode_started()
         record, seconds = await play_one(job.bench, job.plan, job.models, task, trial)
         self.episodes.append_line(record.to_line())
-        self.timings.append({"subset": task.subset, "task_id": task.id, "trial": trial,
-                             "seconds": round(seconds, 4)})
+        self.timings.append_line(dumps({"subset": task.subset, "task_id": task.id, "trial": trial,
+                                        "seconds": round(seconds, 4)}))
         self.outcome.ran += 1
         if record.error:
             if len(self.outcome.errors) < MAX_LISTED_ERRORS:
