@@ -57,7 +57,8 @@ class JsonlAppender:
     def __init__(self, path: Path):
         self.path = Path(path)
         self._file = open(self.path, "a", encoding="utf-8")
-        if self._file.tell():  # a file to resume: its torn last line, if any, goes aside (appends go at the end)
+        self.was_empty = not self._file.tell()  # a fresh file: what is appended is all it holds
+        if not self.was_empty:  # a file to resume: its torn last line, if any, goes aside (appends go at the end)
             set_aside_torn_tail(self.path)
         self._written = 0  # lines written
         self._synced = 0  # lines covered by a finished fsync
