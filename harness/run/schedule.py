@@ -86,6 +86,8 @@ class _Player:
         self.episodes = JsonlAppender(job.run.episodes)
         self.timings = JsonlAppender(job.run.timings)
         self.streak = 0
+        # timings.jsonl fresh and appended in config order so far: already final, never read back
+        self.timings_in_order, self.timings_next = self.timings.was_empty, 0
         self.abort: list[ModelError] = []  # set once the endpoint looks down: episodes not yet started are skipped
 
     async def play(self, p: int) -> None:
@@ -96,6 +98,7 @@ class _Player:
         self.episodes.append_line(record.to_line())
         self.timings.append_line(dumps({"subset": task.subset, "task_id": task.id, "trial": trial,
                                         "seconds": round(seconds, 4)}))
+        self.timings_in_order, self.timings_next = self.timings_in_order and p == self.timings_next, p + 1
         self.outcome.ran += 1
         if record.error:
             if len(self.outcome.errors) < MAX_LISTED_ERRORS:
@@ -183,8 +186,10 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
     finally:
         progress.close()
         player.close()
-    final = episode_index(job.run.episodes, layout.position, layout.size)
-    outcome.summary = _summary(job, layout, final, complete=all(final.found(p) for p in range(layout.size)))
+    late = _aggregate(job, layout)  # as ``early``: filled by the one read below while the file is in order
+    final = episode_index(job.run.episodes, layout.position, layout.size, in_order=late.add)
+    outcome.summary = _summary(job, layout, final, complete=all(final.found(p) for p in range(layout.size)),
+                               agg=late if final.ordered else None, timings_final=player.timings_in_order)
     write_json(job.run.summary, outcome.summary)
     return outcome
 
@@ -196,10 +201,11 @@ def _aggregate(job: PendingRun, layout: Layout) -> Aggregate:
 
 
 def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], complete: bool,
-             agg: Optional[Aggregate] = None) -> dict:
+             agg: Optional[Aggregate] = None, timings_final: bool = False) -> dict:
     """The summary, streamed over the latest record of each episode in config order (``agg``: already fed
-    with them all). A complete run's files are rewritten in that order on the way (byte-identical across
-    reruns with the same answers), unless they already are in it."""
+    with them all, in that order, from a file that is in it). A complete run's files are rewritten in that
+    order on the way (byte-identical across reruns with the same answers), unless they already are in it
+    (``timings_final``: timings.jsonl is known to be)."""
     if agg is None:
         agg = _aggregate(job, layout)
         if complete and not index.canonical:
@@ -207,7 +213,7 @@ def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], compl
         else:
             for record in index.records(range(layout.size)):
                 agg.add(record)
-    if complete:
+    if complete and not timings_final:
         timings = keyed_index(job.run.timings, layout.position, layout.size)
         if not timings.canonical:
             rewrite_in_order(timings)
