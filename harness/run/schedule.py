@@ -195,9 +195,10 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
 
 
 def _aggregate(job: PendingRun, layout: Layout) -> Aggregate:
+    # no price recorded (no role played a model, e.g. gold): no "cost" block, nothing to add up
     # the adapter's declaration itself, which config.json records (read back equal: MetricsDeclaration.to_dict)
     return Aggregate(job.bench.declared_metrics(), {s: [t.id for t in ts] for s, ts in job.tasks.items()},
-                     layout.trials, cost=RunCost(job.config))
+                     layout.trials, cost=RunCost(job.config) if job.config.get("prices") else None)
 
 
 def _summary(job: PendingRun, layout: Layout, index: Index[EpisodeRecord], complete: bool,
