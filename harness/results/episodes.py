@@ -327,9 +327,6 @@ class Index(Generic[R]):
         self.ordered = ordered  # ``in_order`` saw every line, each key once (nothing unreadable, extra or invalid)
         self.canonical = ordered and self.lines == size
 
-    def found(self, p: int) -> bool:
-        return self.offsets[p] >= 0
-
     def records(self, positions: Any = None) -> Iterator[R]:
         """The valid indexed records at ``positions`` (missing and invalid ones skipped), read back one by one;
         without ``positions``, those of the extra keys."""

@@ -10,7 +10,17 @@ from typing import Any, Callable, Iterator, Optional, cast
 from ..errors import ModelError
 from ..interfaces import Benchmark
 from ..results.cost import RunCost
-from ..results.episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, dumps, episode_index, keyed_index
+from ..results.episodes import (
+    ERRORED,
+    INVALID,
+    MISSING,
+    EpisodeRecord,
+    Index,
+    Positions,
+    dumps,
+    episode_index,
+    keyed_index,
+)
 from ..results.runs import Aggregate
 from ..results.store import JsonlAppender, RunDir, rewrite_in_order, write_json
 from ..results.summary import summary_json
@@ -162,7 +172,7 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
     kept = bytearray(layout.size)  # 1: finished and kept (invalid lines are never kept: they are re-played)
     tally = Tally()
     for p in range(layout.size):
-        if done.found(p) and done.status[p] not in (retry, INVALID):
+        if done.status[p] not in (MISSING, retry, INVALID):
             kept[p] = 1
             tally.add_status(done.status[p])
     outcome = EvalOutcome(summary={}, skipped=sum(kept))
@@ -188,7 +198,7 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
         player.close()
     late = _aggregate(job, layout)  # as ``early``: filled by the one read below while the file is in order
     final = episode_index(job.run.episodes, layout.position, layout.size, in_order=late.add)
-    outcome.summary = _summary(job, layout, final, complete=all(final.found(p) for p in range(layout.size)),
+    outcome.summary = _summary(job, layout, final, complete=MISSING not in final.status,
                                agg=late if final.ordered else None, timings_final=player.timings_in_order)
     write_json(job.run.summary, outcome.summary)
     return outcome
