@@ -30,10 +30,9 @@ def cache_dir() -> Path:
     return mua_cache() / "data"
 
 
-def candidates(explicit: Optional[str] = None) -> Iterator[tuple[str, Path]]:
-    """(origin, folder) in search order, each made only when the ones before it were not found."""
-    if explicit:
-        yield "--data-dir", Path(explicit)
+def candidates() -> Iterator[tuple[str, Path]]:
+    """(origin, folder) in search order after --data-dir, each made only when the ones before it were not
+    found."""
     if os.environ.get("MUA_DATA_DIR"):
         yield "MUA_DATA_DIR", Path(os.environ["MUA_DATA_DIR"])
     yield "../shared/data", Path.cwd().parent / "shared" / "data"
@@ -44,12 +43,13 @@ def candidates(explicit: Optional[str] = None) -> Iterator[tuple[str, Path]]:
 def resolve_data_dir(explicit: Optional[str] = None) -> Path:
     """The first existing data directory in search order. An explicit --data-dir or MUA_DATA_DIR that does not
     exist is an error rather than silently falling through to another copy."""
-    for origin, path in candidates(explicit):
+    # a folder named with --data-dir is the only one looked at: it is found or an error, never searched past
+    for origin, path in [("--data-dir", Path(explicit))] if explicit else candidates():
         if path.is_dir():
             return path.resolve()
         if origin in ("--data-dir", "MUA_DATA_DIR"):
             raise DataError(f"{origin} points to {path}, which is not a directory. {FIX_HINT}")
-    tried = ", ".join(dict.fromkeys(str(p.resolve()) for _, p in candidates(explicit)))
+    tried = ", ".join(dict.fromkeys(str(p.resolve()) for _, p in candidates()))
     raise DataError(f"no benchmark data found (tried {tried}). {FIX_HINT}")
 
 

@@ -94,7 +94,7 @@ def check_output(path: Path | str, *, flag: str, overwrite: Optional[bool],
     hint = f"name another {flag}"
     if overwrite is not None:
         hint += f", or pass --overwrite{f' to `{command}`' if command else ''} to write there anyway"
-    if not overwrite:
+    if not overwrite and inputs:  # most commands (mua eval) name no input to protect
         check_not_input(path, flag=flag, inputs=inputs, hint=hint)
     if overwrite or not path.exists():
         return

@@ -21,6 +21,7 @@ import json
 import math
 from array import array
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, Callable, Generic, Iterator, Mapping, Optional, TypeVar, cast
 
@@ -48,10 +49,6 @@ def dumps(obj: Any) -> str:
     except UnicodeEncodeError:
         text = json.dumps(obj, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     return text
-
-
-class NewerRecord(DataError):
-    """A line or config.json of a newer record format than this mua reads: the whole file is refused."""
 
 
 class InvalidRecord(ValueError):
@@ -111,45 +108,49 @@ class EpisodeRecord:
     @classmethod
     def from_json(cls, obj: Any, where: str) -> "EpisodeRecord":
         """Check a parsed line; InvalidRecord (key kept when it could be read) or, for a line of a newer
-        format, DataError."""
+        format, DataError (the whole file is refused)."""
         if not isinstance(obj, dict):
             raise InvalidRecord(None, f"{where}: expected a JSON object, found {type_name(obj)}")
         key = _key(obj, where)
+        version = obj.get(VERSION_KEY, 1)
+        if type(version) is int and version > RECORD_VERSION:  # a wrong type is an invalid field, below
+            raise _newer(where, version)
         try:
             version = _get(obj, VERSION_KEY, int, where, 1, nullable=False)
-            if version > RECORD_VERSION:
-                raise NewerRecord(f"{where}: written by a newer mua (record version {version}; this mua reads "
-                                  f"up to {RECORD_VERSION}): upgrade mua to read it")
-            reward = _score(_get(obj, "reward", float, where), "reward", where)
+            reward = _get(obj, "reward", float, where)
+            reward = None if reward is None else float(reward)
             components = _get(obj, "components", dict, where) or {}
-            for name, value in components.items():
+            for name, value in chain((("reward", reward),), components.items()):
                 if value is not None and type(value) is not float:
                     value = field(components, name, float, where=f"{where}: components", nullable=True)
-                _score(value, name, where)
-            record = cls(
-                benchmark=_get(obj, "benchmark", str, where),
+                # finite and within ±MAX_SCORE (a lenient parse may bring infinity)
+                if value is not None and not (math.isfinite(value) and abs(value) <= MAX_SCORE):
+                    raise DataError(f"{where}: field {name!r} is not a number within ±{MAX_SCORE:g} "
+                                    f"(found {value:g})")
+            # checked in the order they always were: a line with several bad fields is named as before
+            benchmark, seed = _get(obj, "benchmark", str, where), _get(obj, "seed", int, where)
+            termination, turns = _get(obj, "termination", str, where), _get(obj, "turns", int, where) or 0
+            messages = _get(obj, "messages", list, where) or []
+            for i, m in enumerate(messages):
+                if not isinstance(m, dict):
+                    raise DataError(f"{where}: messages[{i}] should be an object, found {type_name(m)}")
+            return cls(
+                benchmark=benchmark,
                 subset=key[0], task_id=key[1], trial=key[2],
-                seed=_get(obj, "seed", int, where),
-                reward=None if reward is None else float(reward),
+                seed=seed,
+                reward=reward,
                 components={str(k): (None if v is None else float(v)) for k, v in components.items()},
-                termination=_get(obj, "termination", str, where),
-                turns=_get(obj, "turns", int, where) or 0,
-                messages=_messages(obj, where),
+                termination=termination,
+                turns=turns,
+                messages=messages,
                 usage=_get(obj, "usage", dict, where) or {},
                 info=_get(obj, "info", dict, where) or {},
                 error=_error_text(obj, where),
                 row=obj,
                 version=version,
             )
-        except NewerRecord:
-            raise
         except DataError as e:
             raise InvalidRecord(key, str(e)) from None
-        return record
-
-    @property
-    def status(self) -> int:
-        return status_of(self.error, self.reward)
 
 
 _EXACT: dict[Any, tuple[type, ...]] = {float: (float, int), int: (int,), str: (str,), dict: (dict,),
@@ -166,13 +167,6 @@ def _get(obj: Mapping[str, Any], name: str, expected: Any, where: str, default: 
     return field(obj, name, expected, where=where, default=default, nullable=nullable)
 
 
-def _score(value: Any, name: str, where: str) -> Any:
-    """A reward or component: finite and within ±MAX_SCORE (a lenient parse may bring infinity)."""
-    if value is not None and not (math.isfinite(value) and abs(value) <= MAX_SCORE):
-        raise DataError(f"{where}: field {name!r} is not a number within ±{MAX_SCORE:g} (found {value:g})")
-    return value
-
-
 def _key(obj: Mapping[str, Any], where: str) -> EpisodeKey:
     try:
         subset = _get(obj, "subset", str, where, ..., nullable=False)
@@ -183,14 +177,6 @@ def _key(obj: Mapping[str, Any], where: str) -> EpisodeKey:
     if trial < 0:
         raise InvalidRecord(None, f"{where}: field 'trial' should be 0 or more, found {trial}")
     return (subset, str(task_id), trial)
-
-
-def _messages(obj: Mapping[str, Any], where: str) -> list[dict]:
-    messages = _get(obj, "messages", list, where) or []
-    for i, m in enumerate(messages):
-        if not isinstance(m, dict):
-            raise DataError(f"{where}: messages[{i}] should be an object, found {type_name(m)}")
-    return messages
 
 
 def _error_text(obj: Mapping[str, Any], where: str) -> Optional[str]:
@@ -207,12 +193,12 @@ def _error_text(obj: Mapping[str, Any], where: str) -> Optional[str]:
 MISSING, PASSED, FAILED, UNKNOWN, ERRORED, INVALID = range(6)
 
 
-def status_of(error: Optional[str], reward: Optional[float]) -> int:
-    if error:
+def status_of(record: EpisodeRecord) -> int:
+    if record.error:
         return ERRORED
-    if reward is None:
+    if record.reward is None:
         return UNKNOWN
-    return PASSED if is_success(reward) else FAILED
+    return PASSED if is_success(record.reward) else FAILED
 
 
 @dataclass(frozen=True)
@@ -341,41 +327,32 @@ class Index(Generic[R]):
         self.ordered = ordered  # ``in_order`` saw every line, each key once (nothing unreadable, extra or invalid)
         self.canonical = ordered and self.lines == size
 
-    def found(self, p: int) -> bool:
-        return self.offsets[p] >= 0
-
-    def _read(self, f: Any, at: int) -> R:
-        f.seek(at)
-        return parse_line(f.readline().rstrip(b"\r\n"), f"{self.path}", self.parse)
-
-    def records(self, positions: Any) -> Iterator[R]:
-        """The valid indexed records at ``positions`` (missing and invalid ones skipped), read back one by one."""
-        with _open(self.path) as f:
-            for p in positions:
-                if self.offsets[p] >= 0 and self.status[p] != INVALID:
-                    yield self._read(f, self.offsets[p])
-
-    def extra_records(self) -> Iterator[R]:
-        if not self.extra:
+    def records(self, positions: Any = None) -> Iterator[R]:
+        """The valid indexed records at ``positions`` (missing and invalid ones skipped), read back one by one;
+        without ``positions``, those of the extra keys."""
+        if positions is None and not self.extra:
             return
+        places = (self.extra.values() if positions is None else
+                  ((self.offsets[p], self.status[p]) for p in positions if self.offsets[p] >= 0))
         with _open(self.path) as f:
-            for at, code in self.extra.values():
+            for at, code in places:
                 if code != INVALID:
-                    yield self._read(f, at)
+                    f.seek(at)
+                    yield parse_line(f.readline().rstrip(b"\r\n"), f"{self.path}", self.parse)
 
 
 def episode_index(path: Path, position: Optional[Callable[[EpisodeKey], Optional[int]]] = None,
                   size: int = 0, in_order: Optional[Callable[[EpisodeRecord], None]] = None
                   ) -> Index[EpisodeRecord]:
     """The index of an episodes file (see :class:`Index`); a line of a newer format raises DataError."""
-    return Index(path, EpisodeRecord.from_json, lambda r: r.status, position, size, in_order)
+    return Index(path, EpisodeRecord.from_json, status_of, position, size, in_order)
 
 
 def latest_episodes(path: Path) -> tuple[dict[EpisodeKey, EpisodeRecord], Index[EpisodeRecord]]:
     """The latest valid record of every episode in the file, in first-seen order, and the index (its ``bad``
     and ``invalid`` say what was left out and why). A missing file has no episodes."""
     index = episode_index(path)
-    return {r.key: r for r in index.extra_records()}, index
+    return {r.key: r for r in index.records()}, index
 
 
 @dataclass(frozen=True)
@@ -403,5 +380,10 @@ def check_config_version(config: Mapping[str, Any], where: str) -> None:
     """Refuse a run whose config.json says its records are of a newer format than this mua reads."""
     version = field(config, VERSION_KEY, int, where=where, default=1)
     if version > RECORD_VERSION:
-        raise NewerRecord(f"{where}: written by a newer mua (record version {version}; this mua reads up to "
-                        f"{RECORD_VERSION}): upgrade mua to read it")
+        raise _newer(where, version)
+
+
+def _newer(where: str, version: int) -> DataError:
+    """A line or config.json of a newer record format than this mua reads: the whole file is refused."""
+    return DataError(f"{where}: written by a newer mua (record version {version}; this mua reads up to "
+                     f"{RECORD_VERSION}): upgrade mua to read it")

@@ -126,7 +126,7 @@ class RunResults:
         tasks = {s: list(r.tasks) for s, r in self.run.subsets.items()}
         positions = Positions(tasks, trials)
         index = episode_index(self.path / "episodes.jsonl", positions.position, positions.size)
-        yield from chain(index.records(range(positions.size)), index.extra_records())
+        yield from chain(index.records(range(positions.size)), index.records())
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per episode (:func:`episode_row`)."""

@@ -287,7 +287,7 @@ def read_run(path: Path | str) -> Run:
         for s in agg.subsets.values():
             s.missing = agg.missing(s)
     else:
-        agg = aggregate(chain(index.records(range(positions.size)), index.extra_records()), metrics, tasks,
+        agg = aggregate(chain(index.records(range(positions.size)), index.records()), metrics, tasks,
                         config["trials"], invalid=index.invalid, subsets=subsets)
     return Run(path, config["benchmark"], model_label(config), config["trials"], agg.subsets, config, metrics,
                len(index.bad), agg.unexpected)

@@ -15,24 +15,28 @@ import logging
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from ..errors import ConfigError, DataError
 from ..io.files import field, read_bytes, type_name
 from ..io.jsonl import BadLine, loads_line
-from .episodes import Index, check_config_version, dumps
+from .episodes import Index, check_config_version
+from .episodes import dumps as dumps  # the results' JSON form, imported from here too
 
 log = logging.getLogger(__name__)
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename: readers see the old or the new file."""
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` (or its pieces, streamed) via a temporary file in the same folder and rename: readers
+    see the old or the new file."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; result files get the usual permissions
+    umask = os.umask(0)  # read by setting it: put back at once
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; result files get the usual permissions
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+            f.write(text) if isinstance(text, str) else f.writelines(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -41,34 +45,28 @@ def write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
-
-
 def write_json(path: Path, obj: Any) -> None:
     write_atomic(path, json.dumps(obj, ensure_ascii=False, indent=2, allow_nan=False) + "\n")
 
 
 class JsonlAppender:
-    """Appends one JSON object per line. ``append`` writes and flushes at once (the line survives a killed
+    """Appends one JSON object per line. ``append_line`` writes and flushes at once (the line survives a killed
     process); ``commit`` waits until an fsync covering that line has finished (it survives a machine crash).
     Concurrent committers share one fsync (group commit), run in a thread so the event loop keeps going."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        set_aside_torn_tail(self.path)
         self._file = open(self.path, "a", encoding="utf-8")
+        self.was_empty = not self._file.tell()  # a fresh file: what is appended is all it holds
+        if not self.was_empty:  # a file to resume: its torn last line, if any, goes aside (appends go at the end)
+            set_aside_torn_tail(self.path)
         self._written = 0  # lines written
         self._synced = 0  # lines covered by a finished fsync
         self._syncing: Optional[asyncio.Task] = None
 
-    def append(self, obj: Any) -> None:
-        self.append_line(dumps(obj))
-
     def append_line(self, line: str) -> None:
-        """``line``: one JSON line already in the results form (``EpisodeRecord.to_line``), no newline."""
+        """``line``: one JSON line already in the results form (``EpisodeRecord.to_line``, ``dumps``), no
+        newline."""
         self._file.write(line + "\n")
         self._file.flush()
         self._written += 1
@@ -143,22 +141,16 @@ def rewrite_in_order(index: Index[Any], feed: Optional[Callable[[Any], None]] = 
         set_aside(path, [b.raw for b in index.bad], "unreadable lines found while writing the final file")
     if index.invalid_offsets:
         _set_aside_invalid(index)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.fchmod(fd, 0o666 & ~_umask())
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            for record in index.records(range(index.size)):
-                if feed is not None:
-                    feed(record)
-                out.write(record.to_line() + "\n")
-            for record in index.extra_records():
-                out.write(record.to_line() + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, _lines_in_order(index, feed))
+
+
+def _lines_in_order(index: Index[Any], feed: Optional[Callable[[Any], None]]) -> Iterator[str]:
+    for record in index.records(range(index.size)):
+        if feed is not None:
+            feed(record)
+        yield record.to_line() + "\n"
+    for record in index.records():
+        yield record.to_line() + "\n"
 
 
 def _set_aside_invalid(index: Index[Any]) -> None:

@@ -10,7 +10,17 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, cast
 from ..errors import ModelError
 from ..interfaces import Benchmark
 from ..results.cost import RunCost
-from ..results.episodes import ERRORED, INVALID, EpisodeRecord, Index, Positions, episode_index, keyed_index
+from ..results.episodes import (
+    ERRORED,
+    INVALID,
+    MISSING,
+    EpisodeRecord,
+    Index,
+    Positions,
+    dumps,
+    episode_index,
+    keyed_index,
+)
 from ..results.runs import Aggregate
 from ..results.store import JsonlAppender, RunDir, rewrite_in_order, write_json
 from ..results.summary import summary_json
@@ -72,6 +82,8 @@ class _Player:
         self.episodes = JsonlAppender(job.run.episodes)
         self.timings = JsonlAppender(job.run.timings)
         self.streak = 0
+        # timings.jsonl fresh and appended in config order so far: already final, never read back
+        self.timings_in_order, self.timings_next = self.timings.was_empty, 0
         self.abort: list[ModelError] = []  # set once the endpoint looks down: episodes not yet started are skipped
 
     async def play(self, p: int) -> None:
@@ -80,8 +92,9 @@ class _Player:
         clock = self.progress.episode_started() if self.progress is not None else 0
         record, seconds = await play_one(job.bench, job.plan, job.models, task, trial)
         self.episodes.append_line(record.to_line())
-        self.timings.append({"subset": task.subset, "task_id": task.id, "trial": trial,
-                             "seconds": round(seconds, 4)})
+        self.timings.append_line(dumps({"subset": task.subset, "task_id": task.id, "trial": trial,
+                                        "seconds": round(seconds, 4)}))
+        self.timings_in_order, self.timings_next = self.timings_in_order and p == self.timings_next, p + 1
         self.outcome.ran += 1
         if record.error:
             if len(self.outcome.errors) < MAX_LISTED_ERRORS:
@@ -143,7 +156,7 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
     kept = bytearray(layout.size)  # 1: finished and kept (invalid lines are never kept: they are re-played)
     resumed: list[int] = []  # their index statuses, for the progress bar's counts
     for p in range(layout.size):
-        if done.found(p) and done.status[p] not in (retry, INVALID):
+        if done.status[p] not in (MISSING, retry, INVALID):
             kept[p] = 1
             resumed.append(done.status[p])
     outcome = EvalOutcome(summary={}, skipped=len(resumed))
@@ -173,23 +186,27 @@ async def run_pending(job: PendingRun) -> EvalOutcome:
             progress.close()
         player.episodes.close()
         player.timings.close()
-    final = episode_index(job.run.episodes, layout.position, layout.size)
-    outcome.summary = _summary(job, layout, final, complete=all(final.found(p) for p in range(layout.size)))
+    late = _aggregate(job, layout)  # as ``early``: filled by the one read below while the file is in order
+    final = episode_index(job.run.episodes, layout.position, layout.size, in_order=late.add)
+    outcome.summary = _summary(job, layout, final, complete=MISSING not in final.status,
+                               agg=late if final.ordered else None, timings_final=player.timings_in_order)
     write_json(job.run.summary, outcome.summary)
     return outcome
 
 
 def _aggregate(job: PendingRun, layout: Positions) -> Aggregate:
+    # no price recorded (no role played a model, e.g. gold): no "cost" block, nothing to add up
     # the adapter's declaration itself, which config.json records (read back equal: MetricsDeclaration.to_dict)
     return Aggregate(job.bench.declared_metrics(), {s: [t.id for t in ts] for s, ts in job.tasks.items()},
-                     layout.trials, cost=RunCost(job.config))
+                     layout.trials, cost=RunCost(job.config) if job.config.get("prices") else None)
 
 
 def _summary(job: PendingRun, layout: Positions, index: Index[EpisodeRecord], complete: bool,
-             agg: Optional[Aggregate] = None) -> dict:
+             agg: Optional[Aggregate] = None, timings_final: bool = False) -> dict:
     """The summary, streamed over the latest record of each episode in config order (``agg``: already fed
-    with them all). A complete run's files are rewritten in that order on the way (byte-identical across
-    reruns with the same answers), unless they already are in it."""
+    with them all, in that order, from a file that is in it). A complete run's files are rewritten in that
+    order on the way (byte-identical across reruns with the same answers), unless they already are in it
+    (``timings_final``: timings.jsonl is known to be)."""
     if agg is None:
         agg = _aggregate(job, layout)
         if complete and not index.canonical:
@@ -197,7 +214,7 @@ def _summary(job: PendingRun, layout: Positions, index: Index[EpisodeRecord], co
         else:
             for record in index.records(range(layout.size)):
                 agg.add(record)
-    if complete:
+    if complete and not timings_final:
         timings = keyed_index(job.run.timings, layout.position, layout.size)
         if not timings.canonical:
             rewrite_in_order(timings)

@@ -181,7 +181,7 @@ def test_result_lines_stay_valid_utf8_with_lone_surrogates(tmp_path):
 
     assert dumps({"a": "é"}) == '{"a":"é"}'  # non-ASCII kept as is
     appender = JsonlAppender(tmp_path / "x.jsonl")
-    appender.append({"subset": "s", "task_id": "t", "trial": 0, "text": "bad \ud800 half"})
+    appender.append_line(dumps({"subset": "s", "task_id": "t", "trial": 0, "text": "bad \ud800 half"}))
     appender.close()
     rows = read_jsonl(tmp_path / "x.jsonl")
     assert rows[0]["text"] == "bad \ud800 half"
