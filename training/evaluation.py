@@ -21,7 +21,8 @@ from transformers import TrainerCallback
 from mua.harness.interfaces import Benchmark
 from mua.harness.run.batch import run_eval
 from mua.harness.run.build import ModelSpec
-from mua.harness.run.plan import RunPlan, planned, select_tasks
+from mua.harness.run.plan import RunPlan, planned
+from mua.harness.run.selection import select_tasks
 
 from .config import TrainConfig, protocol_specs
 from .hint import held_out
@@ -58,7 +59,7 @@ def check_eval_plan(cfg: TrainConfig, bench: Benchmark) -> int:
     from mua.harness.errors import ConfigError
 
     plan, _ = planned(bench, eval_plan(cfg, bench, cfg.out / EVALS_DIR / SNAPSHOT))
-    tasks = select_tasks(bench, plan)
+    tasks = select_tasks(bench, plan.subsets, plan.split, plan.task_ids, plan.limit)
     if plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"eval_steps: evaluating {bench.name} needs a user model (the scripted user training "
                           "allows is no evaluation); set user_model, or drop eval_steps")

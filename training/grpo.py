@@ -15,7 +15,7 @@ from mua.harness.models.templates import prepare_tokenizer
 from mua.harness.models.tokenizer import load_tokenizer
 from mua.harness.run.build import ModelSpec, make_user, open_model
 from mua.harness.run.plan import protocol_record, role_record
-from mua.harness.run.selection import TaskSelection, read_split_file, select_tasks
+from mua.harness.run.selection import read_split_file, select_tasks
 from mua.harness.types import Task
 
 from .backends import TransformersBackend, VllmColocateBackend, VllmServerBackend, reload_weights_on_cpu
@@ -56,7 +56,7 @@ def load_training_tasks(bench: Benchmark, cfg: TrainConfig) -> list[Task]:
         if outside:
             raise ConfigError(f"task_ids not among the train ids of {cfg.split_file}: {', '.join(outside[:10])}")
         task_ids = task_ids or list(train_ids)
-    chosen = select_tasks(bench, TaskSelection(list(cfg.subsets), cfg.split, task_ids, cfg.limit))
+    chosen = select_tasks(bench, list(cfg.subsets), cfg.split, task_ids, cfg.limit)
     return [t for ts in chosen.values() for t in ts]
 
 

@@ -311,9 +311,9 @@ def rft_sampling(budget: int, n_tasks: int) -> tuple[int, int]:
 
 def train_task_count(study: Study, pack: Path, limit: Optional[int]) -> int:
     from ..harness.registry import open_benchmark
-    from ..harness.run.selection import TaskSelection, select_tasks
+    from ..harness.run.selection import select_tasks
 
-    chosen = select_tasks(open_benchmark(study.benchmark, pack), TaskSelection(split="train", limit=limit))
+    chosen = select_tasks(open_benchmark(study.benchmark, pack), split="train", limit=limit)
     return sum(len(t) for t in chosen.values())
 
 

@@ -36,10 +36,15 @@ EXAMPLES = """examples (`mua tasks` lists the benchmarks NAME and their subsets)
 
 
 class _ExamplesFormatter(argparse.HelpFormatter):
-    """Wraps the description as usual and prints the examples (text with line breaks) as written."""
+    """Wraps the description as usual and prints the examples (text with line breaks) as written; the installed
+    benchmarks are named in --benchmark's help only when help is shown (looking them up is work a run skips)."""
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
         return text if "\n" in text else super()._fill_text(text, width, indent)
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        text = super()._expand_help(action)
+        return f"{text}{', '.join(benchmark_names())}" if action.dest == "benchmark" else text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        formatter_class=_ExamplesFormatter,
                        description="Runs episodes concurrently into --out. Re-running the same command resumes: "
                                    "finished (task, trial) pairs are skipped and errored ones are retried.")
-    p.add_argument("--benchmark", required=True, help=f"one of: {', '.join(benchmark_names())}")
+    p.add_argument("--benchmark", required=True, help="one of: ")
     p.add_argument("--subset", action="append", help="subset (repeatable; default: all of the benchmark's)")
     p.add_argument("--split", help="task split (default: the split the benchmark reports on)")
     p.add_argument("--all-tasks", action="store_true", help="ignore splits and run every task of the subsets")
@@ -113,17 +118,7 @@ def run(args: argparse.Namespace) -> int:
                                    progress=not args.no_progress, retry_errors=not args.keep_errors,
                                    max_error_streak=args.max_error_streak,
                                    stall_timeout_s=finite("--stall-timeout", args.stall_timeout) or 0.0))
-    _print_summary(outcome.summary, out)
-    for line in outcome.errors[:10]:
-        print(f"  error: {line}")
-    return 0 if outcome.summary["complete"] and not outcome.summary["errors"] else 1
-
-
-def _slug(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name or name)
-
-
-def _print_summary(summary: dict, out: Path) -> None:
+    summary = outcome.summary
     print(f"{summary['benchmark']} / {summary['model']}: {summary['finished']}/{summary['expected_episodes']} "
           f"episodes, {summary['errors']} errors{'' if summary['complete'] else ' (INCOMPLETE)'} -> {out}")
     for subset, s in summary["subsets"].items():
@@ -134,6 +129,13 @@ def _print_summary(summary: dict, out: Path) -> None:
         print(f"  {subset:28} tasks={s['tasks']:<4} pass^1={'-' if p1 is None else f'{p1:.3f}'}{extra}")
     if cost := summary.get("cost"):
         print(f"  cost: {cost_text(cost)}")
+    for line in outcome.errors[:10]:
+        print(f"  error: {line}")
+    return 0 if summary["complete"] and not summary["errors"] else 1
+
+
+def _slug(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in Path(name).name or name)
 
 
 def cost_text(cost: dict) -> str:

@@ -38,10 +38,6 @@ def say(line: str, raw: bool = False) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-def _main_thread() -> bool:
-    return threading.current_thread() is threading.main_thread()  # only it may set handlers
-
-
 def _starting(signum: int, frame: Any) -> None:
     _end(signum)
 
@@ -64,19 +60,21 @@ def _running(signum: int, frame: Any) -> None:
 def starting(line: Callable[[int], str]) -> dict:
     """Start-up: a signal prints ``line(signum)`` and exits. Returns the handlers it replaced (``restore``)."""
     _state.update(line=line, signal=None, said=False)
-    return {sig: signal.signal(sig, _starting) for sig in CODES} if _main_thread() else {}
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
+        return {}
+    return {sig: signal.signal(sig, _starting) for sig in CODES}
 
 
 def running(line: Callable[[int], str]) -> None:
     """The command's work: a signal unwinds it as Ctrl-C does; ``line(signum)`` if it takes past GRACE_S."""
     _state["line"] = line
-    if _main_thread():
+    if threading.current_thread() is threading.main_thread():
         for sig in CODES:
             signal.signal(sig, _running)
 
 
 def restore(previous: Optional[dict]) -> None:
-    if not _main_thread():
+    if threading.current_thread() is not threading.main_thread():
         return
     for sig, handler in (previous or {}).items():
         signal.signal(sig, handler if handler is not None else signal.SIG_DFL)

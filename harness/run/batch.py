@@ -13,8 +13,9 @@ from ..errors import ConfigError
 from ..registry import open_benchmark
 from ..results.store import RunDir
 from .build import Models, open_model
-from .plan import RunPlan, check_resumable, planned, run_config, select_tasks
+from .plan import RunPlan, check_resumable, planned, run_config
 from .schedule import EvalOutcome, PendingRun, run_pending
+from .selection import select_tasks
 
 __all__ = ["EvalOutcome", "RunPlan", "run_eval"]
 
@@ -35,7 +36,7 @@ async def run_eval(plan: RunPlan, out: Path, data_dir: Path, *, concurrency: int
     """
     bench = open_benchmark(plan.benchmark, data_dir)
     plan, overrides = planned(bench, plan)
-    tasks = select_tasks(bench, plan)
+    tasks = select_tasks(bench, plan.subsets, plan.split, plan.task_ids, plan.limit)
     if not plan.agent.gold and plan.user is None and any(bench.needs_user_model(s) for s in tasks):
         raise ConfigError(f"{bench.name} {'/'.join(tasks)} needs a simulated user: pass --user-model")
     if plan.judge is None and (note := bench.unjudged_checks([t for ts in tasks.values() for t in ts])):

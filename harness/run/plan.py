@@ -21,8 +21,6 @@ from ..results.cost import prices_record, user_table
 from ..results.store import RunDir, write_json
 from ..types import Task
 from .build import Models, ModelSpec, trained_on
-from .selection import TaskSelection
-from .selection import select_tasks as select
 
 
 def default_user_model(bench: Benchmark, subsets: list[str]) -> Optional[str]:
@@ -144,11 +142,6 @@ class RunPlan:
     # the role a person plays at the terminal (`mua play`: "agent" or "user"), played by ``Models.person``; its
     # spec (the agent's: a placeholder) is never opened, put under the protocol or priced
     person: Optional[str] = None
-
-
-def select_tasks(bench: Benchmark, plan: RunPlan) -> dict[str, list[Task]]:
-    # a missing or malformed data file surfaces here (load_tasks checks what episodes will read), before any run
-    return select(bench, TaskSelection(plan.subsets, plan.split, plan.task_ids or [], plan.limit))
 
 
 def planned(bench: Benchmark, plan: RunPlan) -> tuple[RunPlan, list[str]]:

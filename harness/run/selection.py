@@ -3,8 +3,8 @@ a per-subset limit), and the split files that name train and held-out task ids f
 official train split."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
+from typing import Optional, Sequence
 
 from ..errors import ConfigError
 from ..interfaces import Benchmark
@@ -12,33 +12,28 @@ from ..io.files import read_text
 from ..types import Task
 
 
-@dataclass
-class TaskSelection:
-    subsets: list[str] = field(default_factory=list)  # empty: every subset of the benchmark
-    split: Optional[str] = None
-    task_ids: list[str] = field(default_factory=list)  # empty: every task of the split
-    limit: Optional[int] = None  # at most this many tasks per subset
-
-
-def select_tasks(bench: Benchmark, selection: TaskSelection) -> dict[str, list[Task]]:
-    """The chosen tasks by subset, in data order. Unknown subsets and task ids are refused (ConfigError), as
-    is a selection that matches nothing."""
-    subsets = selection.subsets or list(bench.subsets)
-    wanted = set(selection.task_ids)
+def select_tasks(bench: Benchmark, subsets: Sequence[str] = (), split: Optional[str] = None,
+                 task_ids: Optional[Sequence[str]] = None, limit: Optional[int] = None) -> dict[str, list[Task]]:
+    """The chosen tasks by subset, in data order: ``subsets`` (none: every subset of the benchmark), the tasks of
+    ``split`` (None: all), only ``task_ids`` when given, at most ``limit`` per subset. Unknown subsets and task
+    ids are refused (ConfigError), as is a selection that matches nothing."""
+    subsets = list(subsets) or list(bench.subsets)
+    task_ids = list(task_ids or ())
+    wanted = set(task_ids)
     tasks: dict[str, list[Task]] = {}
     found: set[str] = set()
     for subset in subsets:
         if subset not in bench.subsets:
             raise ConfigError(f"{bench.name} has no subset {subset!r}; choose from {', '.join(bench.subsets)}")
-        chosen = bench.load_tasks(subset, selection.split)
+        chosen = bench.load_tasks(subset, split)
         if wanted:
             chosen = [t for t in chosen if t.id in wanted]
         found.update(t.id for t in chosen)
-        tasks[subset] = chosen[:selection.limit] if selection.limit is not None else chosen
-    unknown = [t for t in selection.task_ids if t not in found]
+        tasks[subset] = chosen[:limit] if limit is not None else chosen
+    unknown = [t for t in task_ids if t not in found]
     if unknown:
         raise ConfigError(f"task ids not found in {bench.name} {'/'.join(subsets)} "
-                          f"(split {selection.split or 'all'}): {', '.join(unknown[:10])}")
+                          f"(split {split or 'all'}): {', '.join(unknown[:10])}")
     if not any(tasks.values()):
         raise ConfigError(f"no {bench.name} tasks selected: check the subsets, split and task ids")
     return tasks

@@ -239,10 +239,10 @@ def test_bfcl_miss_func_episodes_are_trainable(tiny_tokenizer, stop_ids, data_di
     """Tools added at a later turn (BFCL multi_turn_miss_func) enter the stream; the episode is scored and
     trained instead of failing with a stream error."""
     from mua.harness.registry import open_benchmark
-    from mua.harness.run.selection import TaskSelection, select_tasks
+    from mua.harness.run.selection import select_tasks
 
     bench = open_benchmark("bfcl_v3", data_dir)
-    tasks = select_tasks(bench, TaskSelection(["multi_turn_miss_func"], limit=2))["multi_turn_miss_func"]
+    tasks = select_tasks(bench, ["multi_turn_miss_func"], limit=2)["multi_turn_miss_func"]
     backend = ScriptedBackend(tiny_tokenizer, ["Done."], tiny_tokenizer.eos_token_id)
     cfg = TrainConfig(max_turn_tokens=16, max_completion_tokens=100_000)
     make_policy = policy_factory(tiny_tokenizer, stop_ids, cfg, lambda: backend, None)
