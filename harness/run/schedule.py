@@ -126,11 +126,11 @@ async def _play_all(player: _Player, pending: Iterator[int], job: PendingRun) ->
     watchdog = asyncio.create_task(watch_endpoints(job.models, stall)) if watched else None
     everything = asyncio.gather(*running)
     try:
-        if watchdog is not None:
-            await asyncio.wait([cast("asyncio.Future[Any]", everything), watchdog],
-                               return_when=asyncio.FIRST_COMPLETED)
-            if watchdog.done():
-                watchdog.result()  # raises the stall
+        # waited on, not awaited: a Ctrl-C raised inside a worker then unwinds here, as the one path it takes
+        await asyncio.wait([cast("asyncio.Future[Any]", everything), *([watchdog] if watchdog else [])],
+                           return_when=asyncio.FIRST_COMPLETED)
+        if watchdog is not None and watchdog.done():
+            watchdog.result()  # raises the stall
         await everything
         if player.abort:
             raise player.abort[0]
