@@ -15,6 +15,8 @@ digit runs keep their length (a leading non-zero stays non-zero), capitalised wo
 about the same length, everything else (prefixes, punctuation, lower-case words) is kept. A new value never equals
 any copied value of the dataset, nor a word already in its conversation. The draws come from one generator seeded
 by the run's seed: the same rows and seed give the same data; K = 0 (the default) leaves the rows untouched.
+A user-side row (``role`` "user", the simulated user's view) copies facts from its scenario prompt instead:
+:func:`user_row_values` says which.
 """
 from __future__ import annotations
 
