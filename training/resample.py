@@ -15,12 +15,14 @@ digit runs keep their length (a leading non-zero stays non-zero), capitalised wo
 about the same length, everything else (prefixes, punctuation, lower-case words) is kept. A new value never equals
 any copied value of the dataset, nor a word already in its conversation. The draws come from one generator seeded
 by the run's seed: the same rows and seed give the same data; K = 0 (the default) leaves the rows untouched.
+A user-side row (``role`` "user", the simulated user's view) copies facts from its scenario prompt instead:
+:func:`user_row_values` says which.
 """
 from __future__ import annotations
 
 import random
 import re
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 from .copying import is_copied_value
 
@@ -139,11 +141,12 @@ def fresh_value(value: str, rng: random.Random) -> str:
     return _PIECE.sub(draw, value)
 
 
-def resample_row(row: dict, rng: random.Random, taken: set[str]) -> dict:
-    """A copy of ``row`` (a `mua export` row) whose copied values are replaced consistently by new ones that are
-    not in ``taken`` (the dataset's own values) nor already words of the conversation."""
+def resample_row(row: dict, rng: random.Random, taken: set[str], originals: Optional[list[str]] = None) -> dict:
+    """A copy of ``row`` (a `mua export` row) whose copied values (``originals``; default: the agent's,
+    :func:`values_to_replace`) are replaced consistently by new ones that are not in ``taken`` (the dataset's own
+    values) nor already words of the conversation."""
     messages = row["messages"]
-    originals = values_to_replace(messages)
+    originals = values_to_replace(messages) if originals is None else originals
     if not originals:
         return row
     text = "\n".join(_strings(messages))
@@ -180,6 +183,44 @@ def resample_rows(rows: list[dict], copies: int, seed: int) -> list[dict]:
     """``copies`` resampled copies of every row (copy by copy, in row order); ``copies`` = 0: ``rows`` itself."""
     if copies <= 0:
         return rows
-    taken = {v for row in rows for v in values_to_replace(row["messages"])}
+    values = user_row_values(rows)
+    taken = {v for row in rows if not is_user_row(row) for v in values_to_replace(row["messages"])}
+    names = {v for vs in values.values() for v in vs if not v.isdigit()}  # a user row skips names, not hours
     rng = random.Random(seed)
-    return [resample_row(row, rng, taken) for _ in range(copies) for row in rows]
+    return [resample_row(row, rng, names if is_user_row(row) else taken, values.get(i))
+            for _ in range(copies) for i, row in enumerate(rows)]
+
+
+# --- user-side rows (`mua export --role user`, lessons): the user copies facts from its scenario prompt ---
+
+def is_user_row(row: dict) -> bool:
+    """Whether ``row`` is the user's side of a conversation: its ``role`` column, as `mua export` writes it."""
+    return row.get("role") == "user"
+
+
+def user_row_values(rows: list[dict]) -> dict[int, list[str]]:
+    """The values each user-side row of ``rows`` copies (by row index): every digit run and capitalised word of
+    its assistant turns (the user's replies) that its system prompt also has, in order of first use. A
+    capitalised word in a tenth or more of the distinct system prompts (and in at least two) is a word of the
+    prompts' form ("At 7 pm.", "Hi, ..."), not a value: a name differs between scenarios (in bookings' lessons a
+    name is in at most 1.4% of the prompts, "Hi" in a third).
+
+    A user row's new values skip the dataset's names but not its digit runs: an hour is one digit, and skipping
+    the dataset's hours would leave few; drawn uniformly, a recalled train hour fits no better than chance."""
+    users = {i: row for i, row in enumerate(rows) if is_user_row(row)}
+    prompts = {i: "\n".join(m.get("content") or "" for m in row["messages"]
+                            if isinstance(m, dict) and m.get("role") == "system") for i, row in users.items()}
+    counts: dict[str, int] = {}
+    for prompt in set(prompts.values()):
+        for word in set(_NAME.findall(prompt)):
+            counts[word] = counts.get(word, 0) + 1
+    common = {w for w, n in counts.items() if n >= max(2, len(set(prompts.values())) / 10)}
+    values: dict[int, list[str]] = {}
+    for i, row in users.items():
+        in_prompt = set(_PIECE.findall(prompts[i])) - common
+        found: dict[str, None] = {}
+        for m in row["messages"]:
+            if isinstance(m, dict) and m.get("role") == "assistant" and isinstance(m.get("content"), str):
+                found.update((v, None) for v in _PIECE.findall(m["content"]) if v in in_prompt)
+        values[i] = list(found)
+    return values

@@ -5,8 +5,10 @@ A lesson is a conversation of one task as the runner records it: the agent's gre
 then agent turns that ask for the scenario's replies and the user's answers, the agent's closing and the user's
 ###STOP###. Each question is one of the reply's declared phrasings (its ``asks``; a reply without any is left out),
 drawn at random, one to all replies per turn, so the user model sees many phrasings of one question and learns the
-question rather than a keyword. Some turns are preceded by a message that asks for nothing: the replies' keywords
-stuffed into a list or into bare template questions (``Is name? What time?``), or small talk.
+question rather than a keyword; half the turns asking for several facts join their questions into one sentence
+("What is your name and where would you like to sit?"; ``join_share``), the others put them side by side. Some
+turns are preceded by a message that asks for nothing: the replies' keywords stuffed into a list or into bare
+template questions (``Is name? What time?``), or small talk.
 The user answers those with :data:`CLARIFY` and gives no fact, so it learns that a keyword is not a question.
 The labels come from the declarations (which reply a phrasing asks for), not from a keyword matcher."""
 from __future__ import annotations
@@ -30,11 +32,23 @@ SMALL_TALK = ("Lovely weather today, isn't it?", "Thank you for calling us.", "D
               "One moment, please.", "Our kitchen closes late on weekends.", "How is your day going?")
 # Share of question turns preceded by a message that asks for nothing.
 DECOY_SHARE = 0.3
+# Share of turns asking for several facts that ask them in one sentence (``joined``), not side by side.
+JOIN_SHARE = 0.5
+# How the last of the joined questions is attached.
+JOINERS = (" and ", ", and ", ", and also ", " and also ")
 
 
 def phrasings(reply: dict) -> list[str]:
     """The declared questions about one reply (its ``asks``)."""
     return list(reply.get("asks") or [])
+
+
+def joined(questions: list[str], rng: random.Random) -> str:
+    """Several declared questions as one sentence: "What is your name, where would you like to sit and at what
+    time?" (each but the first starts in lower case unless it starts with "I" or an acronym)."""
+    parts = [q.rstrip(" ?.!") for q in questions]
+    parts[1:] = [p if p[:2] == "I " or p[1:2].isupper() else p[:1].lower() + p[1:] for p in parts[1:]]
+    return ", ".join(parts[:-1]) + rng.choice(JOINERS) + parts[-1] + "?"
 
 
 def decoy(replies: list[dict], rng: random.Random) -> str:
@@ -56,10 +70,11 @@ def decoy(replies: list[dict], rng: random.Random) -> str:
 
 
 def lesson(scenario: dict, evaluation: Optional[dict], rng: random.Random, joiner: str = " ",
-           rounds: int = 1) -> list[Message]:
+           rounds: int = 1, join_share: float = JOIN_SHARE) -> list[Message]:
     """One conversation of a task, in the runner's form (agent turns as assistant, user turns as user); the
     facts of one answer are joined by ``joiner``; the agent asks for every fact ``rounds`` times (as an agent that
-    checks again: more answers to learn from per conversation)."""
+    checks again: more answers to learn from per conversation); ``join_share`` of the turns asking for several
+    facts ask them in one sentence (0: always side by side)."""
     replies = [r for r in scenario.get("replies") or [] if phrasings(r)]
     messages = [Message(role="assistant", content=FIRST_AGENT_MESSAGE), Message(role="user", content=opening(scenario))]
     for _ in range(rounds):
@@ -71,17 +86,20 @@ def lesson(scenario: dict, evaluation: Optional[dict], rng: random.Random, joine
             if rng.random() < DECOY_SHARE:
                 messages += [Message(role="assistant", content=decoy(replies, rng)),
                              Message(role="user", content=CLARIFY)]
-            asked = " ".join(rng.choice(phrasings(replies[i])) for i in turn)
+            questions = [rng.choice(phrasings(replies[i])) for i in turn]
+            join = join_share and len(turn) > 1 and rng.random() < join_share
+            asked = joined(questions, rng) if join else " ".join(questions)
             said = joiner.join(replies[i]["say"] for i in sorted(turn))
             messages += [Message(role="assistant", content=asked), Message(role="user", content=said)]
     messages += [Message(role="assistant", content=closing(evaluation)), Message(role="user", content=STOP)]
     return messages
 
 
-def lesson_rows(bench, tasks: list[Task], per_task: int, seed: int, rounds: int = 1) -> list[dict]:
+def lesson_rows(bench, tasks: list[Task], per_task: int, seed: int, rounds: int = 1,
+                join_share: float = JOIN_SHARE) -> list[dict]:
     """``per_task`` lessons of each task as training rows, in the shape ``mua export --role user`` writes (the user
-    simulator's view of the pack, ``bench`` a ``PackBenchmark``), each asking for every fact ``rounds`` times; the
-    same seed gives the same rows. Under pack.json
+    simulator's view of the pack, ``bench`` a ``PackBenchmark``), each asking for every fact ``rounds`` times
+    (``join_share``: as for :func:`lesson`); the same seed gives the same rows. Under pack.json
     ``"user_prompt": "replies"`` an answer's facts are one a line, as the prompt writes them (copied whole)."""
     joiner = "\n" if bench.pack.user_prompt == "replies" else " "
     rows = []
@@ -89,7 +107,7 @@ def lesson_rows(bench, tasks: list[Task], per_task: int, seed: int, rounds: int 
         prompt = bench.user_prompt(task)
         for k in range(per_task):
             rng = random.Random(f"{seed}/{task.id}/{k}")
-            view = user_view(prompt, lesson(task.scenario, task.evaluation, rng, joiner, rounds))
+            view = user_view(prompt, lesson(task.scenario, task.evaluation, rng, joiner, rounds, join_share))
             rows.append({"benchmark": bench.name, "subset": task.subset, "task_id": task.id, "role": "user",
                          "trial": k, "split": task.split, **user_columns(view, "[]"), "reward": None,
                          "termination": "user_stop"})

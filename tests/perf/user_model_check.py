@@ -97,21 +97,27 @@ def derive_pack(out: Path, prompt: str) -> Path:
     return pack
 
 
-def write_lessons(pack: Path, path: Path, per_task: int, seed: int, rounds: int = 1) -> int:
+def write_lessons(pack: Path, path: Path, per_task: int, seed: int, rounds: int = 1, join_share: float = 0.5) -> int:
     from mua.benchmarks.pack import PackBenchmark
     from mua.benchmarks.pack.user_lessons import lesson_rows
     from mua.harness.tools.export import write_dataset
 
     bench = PackBenchmark(pack)
-    rows = lesson_rows(bench, bench.load_tasks("tasks", "train"), per_task, seed, rounds)
+    rows = lesson_rows(bench, bench.load_tasks("tasks", "train"), per_task, seed, rounds, join_share)
     write_dataset(rows, path, "jsonl")
     return len(rows)
+
+
+def lesson_questions(path: Path) -> set[str]:
+    """Every agent message of the lessons at ``path`` (the user turns of user-side rows): what training saw."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return {m["content"] for r in rows for m in r["messages"] if m["role"] == "user"}
 
 
 def train(args, pack: Path) -> tuple[Path, float, float]:
     """The tiny user model fine-tuned on the lessons; (its folder, wall seconds, CPU seconds of this process)."""
     lessons = args.out / "lessons.jsonl"
-    count = write_lessons(pack, lessons, args.lessons_per_task, args.seed, args.rounds)
+    count = write_lessons(pack, lessons, args.lessons_per_task, args.seed, args.rounds, args.join_share)
     print(f"user-model check: {count} lessons -> {lessons}", flush=True)
     wall, cpu = time.monotonic(), time.process_time()
     corpus = args.out / "corpus.txt" if args.corpus else None
@@ -124,7 +130,8 @@ def train(args, pack: Path) -> tuple[Path, float, float]:
         *(["--corpus", corpus] if corpus else []))
     model = args.out / "user-model"
     mua("sft", "--policy", tiny, "--dataset", lessons, "--output-dir", model, "--no-resume", "--max-steps", args.steps,
-        "--learning-rate", args.lr, "--batch-size", args.batch, "--seed", args.seed, "--no-progress", "--bf16",
+        "--learning-rate", args.lr, "--batch-size", args.batch, "--seed", args.seed, "--no-progress",
+        "--resample-values", args.resample_values, "--bf16",
         "false", "--gradient_checkpointing", "false", "--save-steps", 10**6, "--report-to", "none")
     return model, time.monotonic() - wall, time.process_time() - cpu
 
@@ -167,14 +174,16 @@ def rates(scores: dict, families: tuple[str, ...]) -> tuple[int, int]:
 def measure(pack: Path, model_dir: Path, test_tasks: Optional[int], said: list) -> tuple[dict, dict]:
     """The suite's scores (harness/users/suite.py) of the trained user and of the scripted user, on the pack's test
     split (the trained user's replies appended to ``said`` as (case, reply)); refused when a natural question of
-    the suite is a training phrasing."""
+    the suite is a training phrasing or a question of the lessons beside the pack (OUT/lessons.jsonl, joined
+    questions included)."""
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models import make_chat_model
     from mua.harness.users.suite import score_user, suite
 
     bench = PackBenchmark(pack)
     cases = suite(bench, bench.load_tasks("tasks", "test")[:test_tasks])
-    trained = {q for qs in TRAIN_ASKS.values() for q in qs}
+    lessons = pack.parent / "lessons.jsonl"
+    trained = {q for qs in TRAIN_ASKS.values() for q in qs} | (lesson_questions(lessons) if lessons.is_file() else set())
     seen = sorted({c.message for c in cases if c.family in NATURAL and c.message in trained})
     if seen or not any(c.family in NATURAL for c in cases):
         why = f"include training phrasings: {'; '.join(seen)}" if seen else "are missing (no user_suite.json)"
@@ -194,6 +203,12 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--lessons-per-task", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3, help="times a lesson asks for every fact")
+    ap.add_argument("--join-share", type=float, default=0.5,
+                    help="share of lesson turns asking for several facts that join the questions into one sentence")
+    ap.add_argument("--resample-values", type=int, default=5,
+                    help="`mua sft --resample-values K`: each lesson trained as K copies with its names and digit runs "
+                         "replaced by new ones, prompt and replies alike (5: about one pass of 1,000 steps of 8 over "
+                         "1,600 lessons); 0: the lessons as written")
     ap.add_argument("--hidden-size", type=int, default=64)
     ap.add_argument("--heads", type=int, default=2)
     ap.add_argument("--layers", type=int, default=2)
@@ -213,10 +228,10 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--test-tasks", type=int, default=None, help="test-split tasks in the suite (default: all)")
     ap.add_argument("--show", type=int, default=0, help="print up to N wrong replies of the trained user per family")
     args = ap.parse_args(argv)
-    if min(args.steps, args.batch, args.lessons_per_task, args.rounds, args.threads) < 1 or args.lr <= 0 or args.show < 0:
-        print("user-model check: --steps, --batch, --lessons-per-task, --rounds and --threads must be at least 1, --lr above 0, --show "
-              "at least 0",
-              file=sys.stderr)
+    if (min(args.steps, args.batch, args.lessons_per_task, args.rounds, args.threads) < 1 or args.lr <= 0
+            or min(args.show, args.resample_values) < 0 or not 0 <= args.join_share <= 1):
+        print("user-model check: --steps, --batch, --lessons-per-task, --rounds and --threads must be at least 1, "
+              "--lr above 0, --show and --resample-values at least 0, --join-share between 0 and 1", file=sys.stderr)
         raise SystemExit(2)
     if args.user_model is not None and not (args.user_model / "config.json").is_file():
         print(f"user-model check: --user-model {args.user_model} is not a checkpoint folder", file=sys.stderr)

@@ -91,3 +91,27 @@ def test_the_derived_pack_declares_the_phrasings_and_the_short_replies_prompt(tm
                                             + task.scenario["replies"][1]["say"] + "\ntime:\n"
                                             + task.scenario["replies"][2]["say"] + "\n</scenario>")
     assert PackBenchmark(check.derive_pack(tmp_path, "scenario")).pack.user_prompt == "scenario"
+
+
+def test_the_lessons_hold_joined_questions_and_no_question_of_the_suite(tmp_path):
+    """The check's lessons (joined compound questions included) never ask a natural question of the suite, and
+    the check refuses to measure when the lessons beside its pack do."""
+    import pytest
+
+    from mua.benchmarks.pack import PackBenchmark
+    from mua.harness.users.suite import suite
+
+    check = load_script()
+    pack = check.derive_pack(tmp_path, "replies")
+    lessons = tmp_path / "lessons.jsonl"
+    check.write_lessons(pack, lessons, 1, 0, 3, 0.5)
+    asked = check.lesson_questions(lessons)
+    assert any(", and " in q or " and " in q for q in asked)  # joined: several facts in one sentence
+    bench = PackBenchmark(pack)
+    natural = {c.message for c in suite(bench, bench.load_tasks("tasks", "test")) if c.family in check.NATURAL}
+    assert natural and not natural & asked
+    compound = sorted(m for m in natural if " and " in m)[0]
+    row = {"role": "user", "messages": [{"role": "user", "content": compound}]}
+    lessons.write_text(json.dumps(row) + "\n")
+    with pytest.raises(SystemExit, match="include training phrasings: " + compound.replace("?", r"\?")):
+        check.measure(pack, tmp_path, 2, [])

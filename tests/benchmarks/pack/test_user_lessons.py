@@ -28,7 +28,7 @@ def test_each_question_gets_the_facts_it_asks_for_and_a_decoy_none():
     asked_by = {q: k for k, qs in ASKS.items() for q in qs}
     decoys = 0
     for seed in range(40):
-        messages = lesson(scenario(), None, random.Random(seed))
+        messages = lesson(scenario(), None, random.Random(seed), join_share=0)  # side by side
         assert [m.role for m in messages[:2]] == ["assistant", "user"] and messages[-1].content == "###STOP###"
         given = []
         for ask, answer in zip(messages[2:-2:2], messages[3:-2:2]):
@@ -74,7 +74,7 @@ def test_rows_are_the_user_view_and_reproducible(tmp_path):
 def test_rounds_ask_every_fact_that_many_times():
     asked_by = {q: k for k, qs in ASKS.items() for q in qs}
     for seed in range(20):
-        messages = lesson(scenario(), None, random.Random(seed), rounds=3)
+        messages = lesson(scenario(), None, random.Random(seed), rounds=3, join_share=0)
         given = [asked_by[q] for ask, answer in zip(messages[2:-2:2], messages[3:-2:2]) if answer.content != CLARIFY
                  for q in asked_by if q in ask.content]
         assert sorted(given) == ["name"] * 3 + ["sit"] * 3 + ["time"] * 3
@@ -96,3 +96,28 @@ def test_a_replies_prompt_shows_each_reply_on_its_line_and_lessons_answer_with_t
     facts = [a for a in answers if a not in (CLARIFY, "###STOP###")]
     assert any("\n" in a for a in facts)  # several facts asked at once: one a line
     assert all(set(a.splitlines()) <= lines for a in facts)  # every line copied whole from the prompt
+
+
+def test_joined_questions_ask_several_facts_in_one_sentence_and_get_each_of_them():
+    from mua.benchmarks.pack.user_lessons import joined
+
+    assert joined(["What is your name?", "Where would you like to sit?"], random.Random(0)) in {
+        f"What is your name{j}where would you like to sit?" for j in (" and ", ", and ", ", and also ", " and also ")}
+    three = joined(["Your name, please?", "I need the time.", "Where would you like to sit?"], random.Random(0))
+    assert three.startswith("Your name, please, I need the time") and three.endswith("where would you like to sit?")
+    says = {r["when"][0]: r["say"] for r in scenario()["replies"]}
+    # a joined question holds each declared phrasing without its "?" and, after the first, in lower case
+    stems = {q.rstrip("?"): k for k, qs in ASKS.items() for q in qs}
+    joined_turns = 0
+    for seed in range(40):
+        messages = lesson(scenario(), None, random.Random(seed), join_share=1.0)
+        for ask, answer in zip(messages[2:-2:2], messages[3:-2:2]):
+            if answer.content == CLARIFY or ask.content.count("?") != 1:
+                continue
+            facts = {k for stem, k in stems.items() if stem.lower() in ask.content.lower()}
+            if len(facts) > 1:
+                joined_turns += 1
+                assert answer.content == " ".join(says[k] for k in ("name", "sit", "time") if k in facts)
+    assert joined_turns > 10
+    side_by_side = lesson(scenario(), None, random.Random(3), join_share=0)
+    assert side_by_side == lesson(scenario(), None, random.Random(3), join_share=0.0)
