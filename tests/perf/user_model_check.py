@@ -198,14 +198,14 @@ def parse_args(argv: Optional[list[str]] = None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/user-model-check"))
     ap.add_argument("--user-model", type=Path, default=None, help="measure this checkpoint; no training")
-    ap.add_argument("--steps", type=int, default=1000, help="SFT steps")
+    ap.add_argument("--steps", type=int, default=2000, help="SFT steps")
     ap.add_argument("--batch", type=int, default=8, help="lessons per SFT step")
     ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--lessons-per-task", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3, help="times a lesson asks for every fact")
     ap.add_argument("--join-share", type=float, default=0.5,
                     help="share of lesson turns asking for several facts that join the questions into one sentence")
-    ap.add_argument("--resample-values", type=int, default=5,
+    ap.add_argument("--resample-values", type=int, default=10,
                     help="`mua sft --resample-values K`: each lesson trained as K copies with its names and digit runs "
                          "replaced by new ones, prompt and replies alike (5: about one pass of 1,000 steps of 8 over "
                          "1,600 lessons); 0: the lessons as written")
