@@ -207,7 +207,7 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="share of lesson turns asking for several facts that join the questions into one sentence")
     ap.add_argument("--resample-values", type=int, default=10,
                     help="`mua sft --resample-values K`: each lesson trained as K copies with its names and digit runs "
-                         "replaced by new ones, prompt and replies alike (5: about one pass of 1,000 steps of 8 over "
+                         "replaced by new ones, prompt and replies alike (10: about one pass of 2,000 steps of 8 over "
                          "1,600 lessons); 0: the lessons as written")
     ap.add_argument("--hidden-size", type=int, default=64)
     ap.add_argument("--heads", type=int, default=2)
