@@ -36,7 +36,10 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
     os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; result files get the usual permissions
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text) if isinstance(text, str) else f.writelines(text)
+            if isinstance(text, str):
+                f.write(text)
+            else:
+                f.writelines(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
