@@ -37,6 +37,7 @@ from ..harness.results.store import write_atomic
 
 MARKER, FORMAT = ".mua-study", 1  # OUT's mark: unfinished job folders are cleared only below it
 SFT, BEFORE = "sft", "before"  # the stages every study has (before: the starting model, first seed only)
+GOLD_CORPUS = "gold-dataset"  # model.tiny corpus: the pack's gold train conversations (mua model tiny --corpus)
 KINDS = ("greedy", "sampled")
 STUDY_KEYS = {"name", "benchmark", "packs", "seeds", "first_seed", "split", "model", "sft", "eval", "arms",
               "verdict", "smoke", "labels"}
@@ -358,8 +359,12 @@ class Plan:
         template = s.model.get("chat_template")
         start: Optional[str] = None
         if "tiny" in s.model:
-            start = self.add(f"{at}/model", [], (
-                lambda: ["model", "tiny", self.out(f"{at}/model"), *flags(s.model["tiny"]), "--seed", str(seed)]))
+            tiny = dict(s.model["tiny"])
+            corpus = [dataset] if tiny.get("corpus") == GOLD_CORPUS else []  # merges learnt from the gold dataset
+            if corpus:
+                tiny["corpus"] = self.out(dataset)
+            start = self.add(f"{at}/model", corpus, (
+                lambda: ["model", "tiny", self.out(f"{at}/model"), *flags(tiny), "--seed", str(seed)]))
         begin = partial(self._start_model, start)
         sft = self.add(f"{at}/{SFT}", [dataset, *([start] if start else [])], (
             lambda: ["sft", "--policy", str(begin()), "--dataset", self.out(dataset), "--output-dir",

@@ -6,7 +6,10 @@ then agent turns that ask for the scenario's replies and the user's answers, the
 ###STOP###. Each question is one of the reply's declared phrasings (its ``asks``; a reply without any is left out),
 drawn at random, one to all replies per turn, so the user model sees many phrasings of one question and learns the
 question rather than a keyword; half the turns asking for several facts join their questions into one sentence
-("What is your name and where would you like to sit?"; ``join_share``), the others put them side by side. Some
+("What is your name and where would you like to sit?"; ``join_share``), the others put them side by side. A reply
+may also declare ``clauses`` (noun phrases such as "your full name"): when every reply a turn asks for has them,
+half those turns (``CLAUSE_SHARE``) ask as one request built from them ("Please tell me your full name and when
+you will arrive."), the shape of a natural compound question, which joined whole questions do not have. Some
 turns are preceded by a message that asks for nothing: the replies' keywords stuffed into a list or into bare
 template questions (``Is name? What time?``), or small talk.
 The user answers those with :data:`CLARIFY` and gives no fact, so it learns that a keyword is not a question.
@@ -36,6 +39,11 @@ DECOY_SHARE = 0.3
 JOIN_SHARE = 0.5
 # How the last of the joined questions is attached.
 JOINERS = (" and ", ", and ", ", and also ", " and also ")
+# Share of the turns whose replies all declare clauses that ask as one request built from them.
+CLAUSE_SHARE = 0.5
+# Requests clauses are put after.
+CLAUSE_LEAD_INS = ("Please tell me", "I need to know", "Would you share", "Could I ask for", "Can you give me",
+                   "Let me know", "Tell me", "I would like to know", "Would you mind telling me")
 
 
 def phrasings(reply: dict) -> list[str]:
@@ -49,6 +57,12 @@ def joined(questions: list[str], rng: random.Random) -> str:
     parts = [q.rstrip(" ?.!") for q in questions]
     parts[1:] = [p if p[:2] == "I " or p[1:2].isupper() else p[:1].lower() + p[1:] for p in parts[1:]]
     return ", ".join(parts[:-1]) + rng.choice(JOINERS) + parts[-1] + "?"
+
+
+def request(clauses: list[str], rng: random.Random) -> str:
+    """Declared clauses as one request: "Please tell me your full name, and when you will arrive?"."""
+    body = clauses[0] if len(clauses) == 1 else ", ".join(clauses[:-1]) + rng.choice(JOINERS) + clauses[-1]
+    return f"{rng.choice(CLAUSE_LEAD_INS)} {body}{rng.choice('?.')}"
 
 
 def decoy(replies: list[dict], rng: random.Random) -> str:
@@ -86,9 +100,12 @@ def lesson(scenario: dict, evaluation: Optional[dict], rng: random.Random, joine
             if rng.random() < DECOY_SHARE:
                 messages += [Message(role="assistant", content=decoy(replies, rng)),
                              Message(role="user", content=CLARIFY)]
-            questions = [rng.choice(phrasings(replies[i])) for i in turn]
-            join = join_share and len(turn) > 1 and rng.random() < join_share
-            asked = joined(questions, rng) if join else " ".join(questions)
+            if all(replies[i].get("clauses") for i in turn) and rng.random() < CLAUSE_SHARE:
+                asked = request([rng.choice(replies[i]["clauses"]) for i in turn], rng)
+            else:
+                questions = [rng.choice(phrasings(replies[i])) for i in turn]
+                join = join_share and len(turn) > 1 and rng.random() < join_share
+                asked = joined(questions, rng) if join else " ".join(questions)
             said = joiner.join(replies[i]["say"] for i in sorted(turn))
             messages += [Message(role="assistant", content=asked), Message(role="user", content=said)]
     messages += [Message(role="assistant", content=closing(evaluation)), Message(role="user", content=STOP)]

@@ -12,11 +12,14 @@ byte-identical files.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from ..errors import ConfigError
 from ..io.files import read_text
 from .templates import HERMES_TEMPLATE
+from .tiny_copying import MIN_LENGTH as MIN_COPY_LENGTH
+from .tiny_copying import TokenPools
 from .tokenizer import KEEP_PIPELINE_KEY
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
@@ -35,6 +38,7 @@ DIGIT_PLACES = 8
 NAME_PLACE_BASE = 0xE100
 MAX_NAME_PLACES = 24
 
+COPYING_REPORT = "copying.json"  # the copying stage's settings and held-out accuracy, in the checkpoint
 CHAT_TEMPLATE = HERMES_TEMPLATE  # the tiny model wears mua's Hermes-style template
 
 # Training text for the BPE merges: chat scaffolding, JSON punctuation and words common in the benchmarks.
@@ -168,7 +172,7 @@ def build_tiny_tokenizer(single_digits: bool = False, digit_places: int = 0, cor
 def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int = 64, heads: int = 1,
                           layers: int = 2, sliding_window: int | None = None, single_digits: bool = False,
                           digit_places: int = 0, corpus_file: str | Path | None = None,
-                          name_places: int = 0) -> Path:
+                          name_places: int = 0, copy_steps: int = 0, progress: bool = False) -> Path:
     """Write a tiny random causal LM (Qwen2 architecture; by default hidden 64, one head of 64, 2 layers) and its
     tokenizer to ``out_dir``; returns the directory. Runs fully offline.
 
@@ -183,7 +187,10 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
     at place k" as the sum of a vector for L and one for k, so that a letter seen at other places only, as in a
     surname never seen in training, still shares its place with the letters around it (an ordinary embedding
     matrix: the checkpoint is a plain Qwen2 one); ``corpus_file``: a UTF-8 text file the tokenizer's merges are
-    also learnt from (its lines), or a `mua export` dataset folder (its conversations, rendered)."""
+    also learnt from (its lines), or a `mua export` dataset folder (its conversations, rendered); ``copy_steps=N``:
+    N steps of the copying stage (harness/models/tiny_copying.py: synthetic sequences whose spans come back, so the
+    model can copy before it reads a conversation), its held-out copy accuracy before and after written to
+    ``copying.json`` in the checkpoint."""
     import torch
     from transformers import GenerationConfig, Qwen2Config, Qwen2ForCausalLM
 
@@ -196,6 +203,9 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
         raise ConfigError(f"digit places must be between 0 (off) and 20, got {digit_places}")
     if name_places and not 2 <= name_places <= MAX_NAME_PLACES:
         raise ConfigError(f"name places must be 0 (off) or between 2 and {MAX_NAME_PLACES}, got {name_places}")
+    if copy_steps and _copy_length(sliding_window) < MIN_COPY_LENGTH:
+        raise ConfigError(f"a sliding window of {sliding_window} tokens is too short for the copying stage's "
+                          f"sequences (at least {MIN_COPY_LENGTH} tokens): widen it or leave --copy-steps out")
     corpus = _read_corpus(corpus_file) if corpus_file is not None else ()
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
@@ -217,10 +227,46 @@ def build_tiny_checkpoint(out_dir: str | Path, seed: int = 0, hidden_size: int =
     model = Qwen2ForCausalLM(config).to(torch.float32).eval()
     if name_places:
         _factor_name_place_embeddings(model, tok, name_places, seed)
+    if copy_steps:
+        _teach_copying(model, tok, out, copy_steps, seed, sliding_window, name_places, digit_places, progress)
     model.generation_config = GenerationConfig(eos_token_id=eos, pad_token_id=pad, do_sample=False)
     model.save_pretrained(out)
     tok.save_pretrained(out)
     return out
+
+
+def copying_pools(tok, name_places: int, digit_places: int) -> TokenPools:
+    """The tiny tokenizer's ids by kind, for the copying stage: ordinary tokens (neither special nor added), and the
+    letter tokens of each name place and the digit tokens of each digit place."""
+    special, added = set(tok.all_special_ids), set(tok.get_added_vocab())
+    ordinary = sorted(i for t, i in tok.get_vocab().items() if i not in special and t not in added)
+    names = [tok.convert_tokens_to_ids([name_place_char(p, chr(ord("a") + i)) for i in range(26)])
+             for p in range(name_places)]
+    digits = [tok.convert_tokens_to_ids([digit_place_char(p, d) for d in range(10)]) for p in range(digit_places)]
+    return TokenPools(ordinary, names, digits)
+
+
+def _copy_length(window: int | None) -> int:
+    """The copying stage's sequence length: the window (at most 256), else 96 (induction forms at 600 steps of 32
+    either way, and shorter sequences are cheaper steps)."""
+    return min(window or 96, 256)
+
+
+def _teach_copying(model, tok, out: Path, steps: int, seed: int, window: int | None, name_places: int,
+                   digit_places: int, progress: bool) -> None:
+    """The copying stage (its report in copying.json)."""
+    from .tiny_copying import teach_copying
+
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=steps, desc="copying stage", unit="step", dynamic_ncols=True, leave=False)
+    report = teach_copying(model, copying_pools(tok, name_places, digit_places), steps, seed, _copy_length(window),
+                           on_step=bar.update if bar is not None else None)
+    if bar is not None:
+        bar.close()
+    (out / COPYING_REPORT).write_text(json.dumps(report.as_dict(), indent=1, sort_keys=True) + "\n")
 
 
 def _factor_name_place_embeddings(model, tok, places: int, seed: int) -> None:

@@ -3,7 +3,8 @@ it never saw with the right fact, and refuse keyword-stuffed and template messag
 figures on the same messages beside it.
 
 One command, from the bookings example pack (the smallest):
-  1. a copy of the pack whose replies declare several phrasings each (``asks``, :data:`TRAIN_ASKS`), whose user is
+  1. a copy of the pack whose replies declare several phrasings each (``asks``, :data:`TRAIN_ASKS`) and clauses
+     (``clauses``, :data:`TRAIN_CLAUSES`, for requests such as "Please tell me your full name"), whose user is
      an LLM (pack.json ``"user": "llm"``) and, by default (``--prompt replies``), whose user prompt is short: the
      one line of SHORT_GUIDELINES, then the scenario's opening and replies one a line under their kind (pack.json
      ``"user_prompt": "replies"``), so that an answer is whole lines copied from the prompt; in OUT/pack-PROMPT;
@@ -11,7 +12,8 @@ One command, from the bookings example pack (the smallest):
      fact asked ``--rounds`` times, and messages that ask for nothing, answered with no fact) as
      `mua export --role user` rows, OUT/lessons.jsonl;
   3. the tiny model (`mua model tiny`: hidden 64, 2 heads, 2 layers, digit places, ``--name-places`` 12 since the
-     test split's names are none of the train split's, tokenizer merges also learnt from the lessons) fine-tuned
+     test split's names are none of the train split's, tokenizer merges also learnt from the lessons, then
+     ``--copy-steps`` of the copying stage, harness/models/tiny_copying.py) fine-tuned
      on them with `mua sft` (OUT/user-model) on ``--threads`` 1 torch thread, timed: wall and CPU;
   4. the adversarial user suite (harness/users/suite.py, the pack's user_suite.json) on the pack's test split (tasks
      never trained on): natural questions never seen in training (families paraphrase and compound: one fact, or
@@ -60,6 +62,17 @@ TRAIN_ASKS = {
              "At what hour would you like to dine?", "When should the table be ready?", "What time is best for you?",
              "When do you plan to arrive?", "At which time should I reserve?", "When shall we have it ready?"],
 }
+# The clauses the pack declares (a reply's ``clauses``): lessons build requests from them ("Please tell me your full
+# name and when you will arrive."). None is a clause of the suite's compound questions.
+TRAIN_CLAUSES = {
+    "name": ["your full name", "the name on the reservation", "who the table is for", "what name to book it under",
+             "whose name the booking is in", "the name I should use", "what I should call you"],
+    "sit": ["where you would like your table", "which table you prefer", "where you want to be seated",
+            "your preferred table", "which area you would like to sit in", "the kind of table you want",
+            "where I should seat you"],
+    "time": ["when you will arrive", "the hour you want", "when you want the table", "what time to book",
+             "what time you will come", "when you plan to come", "the time of your visit"],
+}
 # The user's guidelines in the copy with --prompt replies (user_guidelines.md): short, as the scenario under them.
 SHORT_GUIDELINES = "You are the customer: answer the agent with the lines it asks for, else say you are not sure.\n"
 TARGET_RIGHT, TARGET_LEAK, TARGET_WALL_S = 0.95, 0.05, 600.0
@@ -75,10 +88,11 @@ def mua(*argv) -> None:
         raise SystemExit(f"user-model check: `mua {' '.join(map(str, argv))}` exited {code}")
 
 
-def derive_pack(out: Path, prompt: str) -> Path:
-    """The bookings pack with TRAIN_ASKS declared on its replies and an LLM user whose prompt is ``prompt`` (pack.json
-    user_prompt; with "replies" also SHORT_GUIDELINES), written once per prompt form."""
-    pack = out / f"pack-{prompt}"
+def derive_pack(out: Path, prompt: str, clauses: bool = True) -> Path:
+    """The bookings pack with TRAIN_ASKS (and, with ``clauses``, TRAIN_CLAUSES) declared on its replies and an LLM
+    user whose prompt is ``prompt`` (pack.json user_prompt; with "replies" also SHORT_GUIDELINES), written once per
+    prompt form."""
+    pack = out / f"pack-{prompt}{'' if clauses else '-no-clauses'}"
     if pack.exists():
         return pack
     staging = out / "pack.tmp"
@@ -88,6 +102,8 @@ def derive_pack(out: Path, prompt: str) -> Path:
     for task in tasks:
         for reply in task["user_scenario"]["replies"]:
             reply["asks"] = TRAIN_ASKS[reply["when"][0]]
+            if clauses:
+                reply["clauses"] = TRAIN_CLAUSES[reply["when"][0]]
     (staging / "tasks.json").write_text("[\n" + ",\n".join(json.dumps(t) for t in tasks) + "\n]\n", encoding="utf-8")
     meta = json.loads((staging / "pack.json").read_text(encoding="utf-8"))
     (staging / "pack.json").write_text(json.dumps({**meta, "user": "llm", "user_prompt": prompt}), encoding="utf-8")
@@ -126,6 +142,7 @@ def train(args, pack: Path) -> tuple[Path, float, float]:
     tiny = args.out / "tiny"
     mua("model", "tiny", tiny, "--hidden-size", args.hidden_size, "--heads", args.heads, "--layers", args.layers,
         "--digit-places", 8, "--name-places", args.name_places, "--seed", args.seed, "--overwrite",
+        "--copy-steps", args.copy_steps,
         *(["--sliding-window", args.sliding_window] if args.sliding_window else []),
         *(["--corpus", corpus] if corpus else []))
     model = args.out / "user-model"
@@ -198,7 +215,7 @@ def parse_args(argv: Optional[list[str]] = None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/user-model-check"))
     ap.add_argument("--user-model", type=Path, default=None, help="measure this checkpoint; no training")
-    ap.add_argument("--steps", type=int, default=2000, help="SFT steps")
+    ap.add_argument("--steps", type=int, default=1500, help="SFT steps")
     ap.add_argument("--batch", type=int, default=8, help="lessons per SFT step")
     ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--lessons-per-task", type=int, default=2)
@@ -207,8 +224,8 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="share of lesson turns asking for several facts that join the questions into one sentence")
     ap.add_argument("--resample-values", type=int, default=10,
                     help="`mua sft --resample-values K`: each lesson trained as K copies with its names and digit runs "
-                         "replaced by new ones, prompt and replies alike (10: about one pass of 2,000 steps of 8 over "
-                         "1,600 lessons); 0: the lessons as written")
+                         "replaced by new ones, prompt and replies alike (10: 16,000 rows, 1,500 steps of 8 see "
+                         "three quarters of them); 0: the lessons as written")
     ap.add_argument("--hidden-size", type=int, default=64)
     ap.add_argument("--heads", type=int, default=2)
     ap.add_argument("--layers", type=int, default=2)
@@ -219,19 +236,25 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="`mua model tiny --name-places`: names as letter-and-place tokens (the test split's names "
                          "are none of the train split's)")
     ap.add_argument("--sliding-window", type=int, default=None)
+    ap.add_argument("--copy-steps", type=int, default=1500,
+                    help="`mua model tiny --copy-steps`: synthetic copying steps before SFT, inside the timed training "
+                         "(0: none)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1,
                     help="torch threads (default 1: the tiny model's matrices are too small to split, and on a shared "
                          "2-core machine a second thread spin-waits: 2 s of CPU a step instead of 0.09 s)")
+    ap.add_argument("--no-clauses", dest="clauses", action="store_false",
+                    help="declare no clauses on the replies (lessons ask with whole questions only)")
     ap.add_argument("--no-corpus", dest="corpus", action="store_false",
                     help="the tiny tokenizer's merges from its built-in text only (default: also from the lessons)")
     ap.add_argument("--test-tasks", type=int, default=None, help="test-split tasks in the suite (default: all)")
     ap.add_argument("--show", type=int, default=0, help="print up to N wrong replies of the trained user per family")
     args = ap.parse_args(argv)
     if (min(args.steps, args.batch, args.lessons_per_task, args.rounds, args.threads) < 1 or args.lr <= 0
-            or min(args.show, args.resample_values) < 0 or not 0 <= args.join_share <= 1):
+            or min(args.show, args.resample_values, args.copy_steps) < 0 or not 0 <= args.join_share <= 1):
         print("user-model check: --steps, --batch, --lessons-per-task, --rounds and --threads must be at least 1, "
-              "--lr above 0, --show and --resample-values at least 0, --join-share between 0 and 1", file=sys.stderr)
+              "--lr above 0, --show, --resample-values and --copy-steps at least 0, --join-share between 0 and 1",
+              file=sys.stderr)
         raise SystemExit(2)
     if args.user_model is not None and not (args.user_model / "config.json").is_file():
         print(f"user-model check: --user-model {args.user_model} is not a checkpoint folder", file=sys.stderr)
@@ -245,7 +268,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    pack = derive_pack(args.out, args.prompt)
+    pack = derive_pack(args.out, args.prompt, args.clauses)
     wall = cpu = None
     model = args.user_model
     if model is None:

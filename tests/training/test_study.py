@@ -111,6 +111,19 @@ def test_the_plan_passes_arm_settings_to_mua_train_as_they_are(tmp_path):
     assert trials * tasks == 12 and samples[samples.index("--agent-temperature") + 1] == "1.0"
 
 
+def test_a_tiny_model_can_learn_its_merges_from_the_packs_gold_dataset(tmp_path):
+    """model.tiny ``corpus: gold-dataset``: each seed's model job waits for the pack's gold dataset and passes its
+    folder to `mua model tiny --corpus`; other settings pass as they are."""
+    text = MINIMAL.replace("{tiny: {hidden_size: 32}}",
+                           "{tiny: {hidden_size: 32, corpus: gold-dataset, copy_steps: 4}}")
+    plan = st.Plan(st.load_study(write_study(tmp_path, text)), tmp_path / "out")
+    job = plan.jobs["bookings/seed-0/model"]
+    assert job.after == ["bookings/gold-dataset"]
+    argv = job.command()
+    assert Path(argv[argv.index("--corpus") + 1]) == tmp_path / "out" / "bookings" / "gold-dataset" / "out"
+    assert argv[argv.index("--copy_steps") + 1] == "4"
+
+
 def test_rft_samples_exactly_grpos_episode_budget():
     for n_tasks, plan in ((800, (1, 768)), (640, (2, 384)), (200, (4, 192)), (4, (192, 4)), (96, (8, 96))):
         assert st.rft_sampling(768, n_tasks) == plan

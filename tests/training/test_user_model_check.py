@@ -37,7 +37,7 @@ def test_a_missed_target_exits_1_and_both_users_are_printed(tmp_path, monkeypatc
     model = tmp_path / "user"
     model.mkdir()
     (model / "config.json").write_text("{}")
-    monkeypatch.setattr(check, "derive_pack", lambda out, prompt: out)
+    monkeypatch.setattr(check, "derive_pack", lambda out, prompt, clauses=True: out)
     monkeypatch.setattr(check, "measure", lambda pack, model, n, said: (scores(96, 5), scores(60, 40)))
     assert check.main(["--out", str(tmp_path), "--user-model", str(model)]) == 0
     out = capsys.readouterr().out
@@ -69,7 +69,7 @@ def test_show_prints_the_trained_users_wrong_replies_with_the_wanted_facts(tmp_p
                  (SuiteCase("template", task, "Hi.", "Is name?", (), facts), "Vera.")]
         return scores(96, 5), scores(60, 40)
 
-    monkeypatch.setattr(check, "derive_pack", lambda out, prompt: out)
+    monkeypatch.setattr(check, "derive_pack", lambda out, prompt, clauses=True: out)
     monkeypatch.setattr(check, "measure", measure)
     check.main(["--out", str(tmp_path), "--user-model", str(model), "--show", "1"])
     out = capsys.readouterr().out
@@ -87,6 +87,12 @@ def test_the_derived_pack_declares_the_phrasings_and_the_short_replies_prompt(tm
     assert bench.pack.guidelines == check.SHORT_GUIDELINES
     task = bench.load_tasks("tasks", "train")[0]
     assert all(r["asks"] == check.TRAIN_ASKS[r["when"][0]] for r in task.scenario["replies"])
+    assert all(r["clauses"] == check.TRAIN_CLAUSES[r["when"][0]] for r in task.scenario["replies"])
+    suite = json.loads((check.BOOKINGS / "user_suite.json").read_text())["facts"]
+    train_clauses = {c for cs in check.TRAIN_CLAUSES.values() for c in cs}
+    assert not {c for f in suite.values() for c in f["clauses"]} & train_clauses
+    assert "clauses" not in PackBenchmark(check.derive_pack(tmp_path, "replies", clauses=False)).load_tasks(
+        "tasks", "train")[0].scenario["replies"][0]
     assert bench.user_prompt(task).endswith("\nname:\n" + task.scenario["replies"][0]["say"] + "\nsit:\n"
                                             + task.scenario["replies"][1]["say"] + "\ntime:\n"
                                             + task.scenario["replies"][2]["say"] + "\n</scenario>")

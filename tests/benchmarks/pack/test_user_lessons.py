@@ -121,3 +121,28 @@ def test_joined_questions_ask_several_facts_in_one_sentence_and_get_each_of_them
     assert joined_turns > 10
     side_by_side = lesson(scenario(), None, random.Random(3), join_share=0)
     assert side_by_side == lesson(scenario(), None, random.Random(3), join_share=0.0)
+
+
+def test_declared_clauses_make_requests_that_get_exactly_the_facts_they_name():
+    """Replies declaring ``clauses`` are asked, in about half the turns, as one request built from them ("Please
+    tell me your full name and the hour you want."), answered with each fact named; a scenario without clauses
+    never is."""
+    from mua.benchmarks.pack.user_lessons import CLAUSE_LEAD_INS
+
+    clauses = {"name": ["your full name"], "sit": ["the table you prefer"], "time": ["the hour you want"]}
+    with_clauses = scenario()
+    for r in with_clauses["replies"]:
+        r["clauses"] = clauses[r["when"][0]]
+    says = {r["when"][0]: r["say"] for r in with_clauses["replies"]}
+    requests = 0
+    for seed in range(40):
+        messages = lesson(with_clauses, None, random.Random(seed))
+        for ask, answer in zip(messages[2:-2:2], messages[3:-2:2]):
+            if not ask.content.startswith(CLAUSE_LEAD_INS):
+                continue
+            requests += 1
+            named = [k for k, (c,) in clauses.items() if c in ask.content]
+            assert named and answer.content == " ".join(says[k] for k in ("name", "sit", "time") if k in named)
+    assert 20 < requests
+    assert not any(m.content.startswith(CLAUSE_LEAD_INS) for s in range(20)
+                   for m in lesson(scenario(), None, random.Random(s)))
