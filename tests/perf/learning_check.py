@@ -81,6 +81,7 @@ def study_file(args: argparse.Namespace) -> Path:
     if args.policy is not None:
         raw["model"] = {"policy": str(args.policy.resolve()),
                         **({"chat_template": args.chat_template} if args.chat_template else {})}
+        raw.get("smoke", {}).pop("model", None)  # the smoke's tiny-model settings: no tiny model to set
     if args.sft_steps is not None:
         raw["sft"]["max_steps"] = args.sft_steps
     for arm in raw["arms"].values():
