@@ -65,6 +65,14 @@ def test_copy_steps_train_and_report_byte_identically(tmp_path, capsys):
     assert "copying stage: 3 steps, held-out copy accuracy" in capsys.readouterr().out
 
 
+def test_a_checkpoint_rebuilt_without_the_stage_keeps_no_earlier_report(tmp_path):
+    out = tmp_path / "m"
+    flags = ["model", "tiny", str(out), "--hidden-size", "32", "--sliding-window", "80"]
+    assert main(flags + ["--copy-steps", "2"]) == 0 and (out / "copying.json").exists()
+    assert main(flags + ["--overwrite"]) == 0
+    assert not (out / "copying.json").exists()
+
+
 def test_too_short_a_window_for_the_copying_stage_is_one_line(tmp_path, capsys):
     code = main(["model", "tiny", str(tmp_path / "m"), "--hidden-size", "32", "--sliding-window", "32",
                  "--copy-steps", "2"])
