@@ -31,14 +31,17 @@ class SftInterrupted(MuaError):
     """Ctrl-C stopped the run after saving a checkpoint; the message says how to resume."""
 
 
-def teacher_policy(tokenizer, stop_ids: set[int], budget: Optional[Budget] = None) -> StreamPolicy:
-    suffixer = TemplateSuffixer(tokenizer, stop_text_of(tokenizer, stop_ids))
+def teacher_policy(tokenizer, stop_ids: set[int], budget: Optional[Budget] = None,
+                   suffixer: Optional[TemplateSuffixer] = None) -> StreamPolicy:
+    """A policy that only replays given messages; ``suffixer``: one shared by many rows (its memo then serves them
+    all)."""
+    suffixer = suffixer or TemplateSuffixer(tokenizer, stop_text_of(tokenizer, stop_ids))
     parse = get_parser(parser_for_template(tokenizer.chat_template))
     return StreamPolicy(None, tokenizer, suffixer, stop_ids, parse, budget or Budget(10**6, 10**9), Sampling(),
                         seed=0)
 
 
-def row_stream(row: dict, tokenizer, stop_ids: set[int]) -> TokenStream:
+def row_stream(row: dict, tokenizer, stop_ids: set[int], suffixer: Optional[TemplateSuffixer] = None) -> TokenStream:
     """The token stream of one exported episode (``mua export`` row: the agent's view and its tools), built
     the way the policy builds its own: the first agent reply's prompt rendered by the chat template, each
     agent reply teacher-forced as the template's ids (trained on), everything between as template suffixes
@@ -49,7 +52,7 @@ def row_stream(row: dict, tokenizer, stop_ids: set[int]) -> TokenStream:
     listed = parse_json(row.get("tools") or "[]", where="dataset row's tools")
     tools = [ToolSpec(t["function"]["name"], t["function"].get("description", ""),
                       t["function"].get("parameters") or {}) for t in listed]
-    policy = teacher_policy(tokenizer, stop_ids)
+    policy = teacher_policy(tokenizer, stop_ids, suffixer=suffixer)
     view: list[Message] = []
     for d in row["messages"]:
         m = Message.from_dict({k: v for k, v in d.items() if v is not None})
@@ -66,8 +69,9 @@ def sft_dataset(rows, tokenizer, stop_ids: set[int], window_reach: Optional[int]
     import datasets
 
     out: dict[str, list[list[int]]] = {"input_ids": [], "completion_mask": []}
+    suffixer = TemplateSuffixer(tokenizer, stop_text_of(tokenizer, stop_ids))
     for row in rows:
-        s = row_stream(row, tokenizer, stop_ids)
+        s = row_stream(row, tokenizer, stop_ids, suffixer)
         # Why: a windowed model's loss cannot see tokens more than `reach` before the first trained one, so
         # dropping them is exact and spares most of a long system prompt's forward and backward pass.
         ids, mask = trim(s.ids, [0] * len(s.prompt_ids) + s.env_mask, window_reach)

@@ -14,13 +14,17 @@ written in front of the suffix, as the template would.
 """
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from ..types import Message, ToolSpec
 from .chat_template import encode_prompt, template_messages
 
 _STUB = [Message(role="user", content="."), Message(role="assistant", content=".")]
+# Token ids a suffixer keeps for recent texts: SFT data repeats the same questions and suffixes thousands of times
+# (a resampled lesson differs in its names only), and rendering plus encoding them is most of building the data.
+MEMO_SIZE = 4096
 
 
 class StreamError(RuntimeError):
@@ -83,6 +87,19 @@ class TemplateSuffixer:
         self.after_stop = stub[cut + len(stop_text):]  # e.g. "\n" in ChatML
         ids = encode_prompt(tokenizer, stop_text)
         self.stop_id: Optional[int] = ids[0] if len(ids) == 1 else None
+        self._before_reply = self._render(_STUB[:1], generation_prompt=True)
+        self._memo: OrderedDict[tuple, tuple[int, ...]] = OrderedDict()
+
+    def _remembered(self, key: tuple, build: Callable[[], list[int]]) -> list[int]:
+        """``build()``'s ids, kept for the MEMO_SIZE most recent keys (bounded: a long run's memory stays flat)."""
+        ids = self._memo.get(key)
+        if ids is None:
+            ids = self._memo[key] = tuple(build())
+            if len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+        else:
+            self._memo.move_to_end(key)
+        return list(ids)
 
     def closes_turn(self, token_id: int) -> bool:
         """Whether generating ``token_id`` ends the assistant turn as the template does (its stop token)."""
@@ -104,7 +121,8 @@ class TemplateSuffixer:
         return head + tools_turn + full[len(self._stub):]
 
     def suffix_ids(self, new_messages: list[Message], stopped: bool, tools_turn: str = "") -> list[int]:
-        return encode_prompt(self.tokenizer, self.suffix_text(new_messages, stopped, tools_turn))
+        return self._remembered(("suffix", repr(new_messages), stopped, tools_turn), lambda: encode_prompt(
+            self.tokenizer, self.suffix_text(new_messages, stopped, tools_turn)))
 
     def tools_turn(self, system: list[Message], tools: list[ToolSpec]) -> str:
         """The turn in which the chat template presents ``tools`` (with the ``system`` message, if any), as it
@@ -135,7 +153,10 @@ class TemplateSuffixer:
 
     def assistant_ids(self, message: Message) -> list[int]:
         """The template's own token ids for an assistant message, through its stop token (teacher forcing)."""
-        before = self._render(_STUB[:1], generation_prompt=True)
+        return self._remembered(("reply", repr(message)), lambda: self._assistant_ids(message))
+
+    def _assistant_ids(self, message: Message) -> list[int]:
+        before = self._before_reply
         full = self._render(_STUB[:1] + [message], generation_prompt=False)
         if not full.startswith(before):
             raise StreamError("the chat template's generation prompt is not a prefix of the assistant turn")

@@ -51,6 +51,25 @@ def test_exported_row_tokenises_as_the_policy_stream(exported, tmp_path):
     assert "book_table" in trained and "How can I help" not in trained  # the scripted greeting is prompt
 
 
+def test_the_dataset_of_many_rows_is_each_rows_own_stream(exported, tmp_path, monkeypatch):
+    """sft_dataset shares one suffixer (and its memo of rendered suffixes) across rows: the ids and masks are each
+    row's stream built alone, also when the memo is smaller than the repeats (evicted entries are rebuilt)."""
+    from transformers import AutoTokenizer
+
+    from mua.harness.models import stream as stream_module
+    from mua.harness.models.tiny import build_tiny_checkpoint
+    from mua.training.sft import row_stream, sft_dataset
+
+    tok = AutoTokenizer.from_pretrained(build_tiny_checkpoint(tmp_path / "tiny"))
+    rows = list(datasets.load_from_disk(str(exported / "ds"))) * 2
+    alone = [row_stream(r, tok, {tok.eos_token_id}) for r in rows]
+    for size in (4096, 2):
+        monkeypatch.setattr(stream_module, "MEMO_SIZE", size)
+        built = sft_dataset(rows, tok, {tok.eos_token_id})
+        assert built["input_ids"] == [s.ids for s in alone]
+        assert built["completion_mask"] == [[0] * len(s.prompt_ids) + s.env_mask for s in alone]
+
+
 def test_sft_one_step(exported, tmp_path, capsys):
     from mua.harness.models.tiny import build_tiny_checkpoint
 
