@@ -26,13 +26,22 @@ from mua.harness.users.simulator import user_view
 from ..tau2.prompts import FIRST_AGENT_MESSAGE, STOP
 from .users import closing, opening
 
-CLARIFY = "Sorry, I am not sure what you need from me."
+# Starts with "I", not a capitalised word: a tiny model with name places writes a name's first letter as the same
+# token as "Sorry"'s, and blended them ("Norry, I am not sure..." for Noah, "Soe." for Zoe).
+CLARIFY = "I am not sure what you need from me."
 # Bare template questions over the replies' keywords: what keyword stuffing looks like in question form.
 TEMPLATE_WORDS = ("is", "what", "which", "where", "when", "any", "your", "the")
 # Lead-ins put before a list of keywords: stuffing dressed as a request.
 LEAD_INS = ("Can I have", "I need", "Give me", "What are your", "Your", "Send me", "Need", "Which")
 SMALL_TALK = ("Lovely weather today, isn't it?", "Thank you for calling us.", "Did you know we renovated last year?",
-              "One moment, please.", "Our kitchen closes late on weekends.", "How is your day going?")
+              "One moment, please.", "Our kitchen closes late on weekends.", "How is your day going?",
+              "It has been a busy morning here.", "We have live music on Fridays.", "Parking is free after six.",
+              "Give me a second to open the calendar.", "The chef has a new menu this month.",
+              "Thanks for your patience.", "I just started my shift.", "It is raining again here.",
+              "We love having new guests.", "Happy to help you today.", "Let me pull up the system.",
+              "The summer terrace opens next week.", "Our phones have been ringing all day.",
+              "Hope you are keeping well.", "Bear with me for a moment.", "We were voted best bistro in town.",
+              "Nice to hear from you.", "The system is a little slow today.")
 # Share of question turns preceded by a message that asks for nothing.
 DECOY_SHARE = 0.3
 # Share of turns asking for several facts that ask them in one sentence (``joined``), not side by side.
@@ -71,6 +80,8 @@ def decoy(replies: list[dict], rng: random.Random) -> str:
     keys = [rng.choice(r["when"]) for r in replies]
     rng.shuffle(keys)
     keys = keys[:rng.randint(1, len(keys))]
+    if rng.random() < 0.5:  # stuffing comes capitalised too ("Name? Time?")
+        keys = [k.capitalize() for k in keys]
     kind = rng.randrange(5)
     if kind == 4:
         return f"{rng.choice(LEAD_INS)} {rng.choice((' ', ', ')).join(keys)}{rng.choice('?.')}"

@@ -146,3 +146,18 @@ def test_declared_clauses_make_requests_that_get_exactly_the_facts_they_name():
     assert 20 < requests
     assert not any(m.content.startswith(CLAUSE_LEAD_INS) for s in range(20)
                    for m in lesson(scenario(), None, random.Random(s)))
+
+
+def test_small_talk_is_none_of_the_suites_chatter_and_the_refusal_opens_with_no_name():
+    """The lessons' small talk never is a message the adversarial suite scores (harness/users/suite.py CHATTER),
+    and the refusal's first word is not a capitalised word (a name-place tokenizer would share its first token
+    with names)."""
+    import re
+
+    from mua.benchmarks.pack.user_lessons import SMALL_TALK, decoy
+    from mua.harness.users.suite import CHATTER
+
+    assert not set(SMALL_TALK) & set(CHATTER) and len(set(SMALL_TALK)) == len(SMALL_TALK) >= 20
+    assert not re.match(r"[A-Z][a-z]", CLARIFY)
+    decoys = {decoy(scenario()["replies"], random.Random(seed)) for seed in range(200)}
+    assert any("Name" in d for d in decoys) and any("name" in d for d in decoys)  # stuffing both ways
