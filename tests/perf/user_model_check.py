@@ -215,7 +215,7 @@ def parse_args(argv: Optional[list[str]] = None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/user-model-check"))
     ap.add_argument("--user-model", type=Path, default=None, help="measure this checkpoint; no training")
-    ap.add_argument("--steps", type=int, default=1500, help="SFT steps")
+    ap.add_argument("--steps", type=int, default=1200, help="SFT steps")
     ap.add_argument("--batch", type=int, default=8, help="lessons per SFT step")
     ap.add_argument("--lr", type=float, default=5e-3)
     ap.add_argument("--lessons-per-task", type=int, default=2)
@@ -224,8 +224,8 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="share of lesson turns asking for several facts that join the questions into one sentence")
     ap.add_argument("--resample-values", type=int, default=10,
                     help="`mua sft --resample-values K`: each lesson trained as K copies with its names and digit runs "
-                         "replaced by new ones, prompt and replies alike (10: 16,000 rows, 1,500 steps of 8 see "
-                         "three quarters of them); 0: the lessons as written")
+                         "replaced by new ones, prompt and replies alike (10: 16,000 rows, 1,200 steps of 8 see "
+                         "three fifths of them); 0: the lessons as written")
     ap.add_argument("--hidden-size", type=int, default=64)
     ap.add_argument("--heads", type=int, default=2)
     ap.add_argument("--layers", type=int, default=2)
@@ -236,7 +236,7 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="`mua model tiny --name-places`: names as letter-and-place tokens (the test split's names "
                          "are none of the train split's)")
     ap.add_argument("--sliding-window", type=int, default=None)
-    ap.add_argument("--copy-steps", type=int, default=1500,
+    ap.add_argument("--copy-steps", type=int, default=1200,
                     help="`mua model tiny --copy-steps`: synthetic copying steps before SFT, inside the timed training "
                          "(0: none)")
     ap.add_argument("--seed", type=int, default=0)
