@@ -69,7 +69,7 @@ def sft_dataset(rows, tokenizer, stop_ids: set[int], window_reach: Optional[int]
     import datasets
 
     out: dict[str, list[list[int]]] = {"input_ids": [], "completion_mask": []}
-    suffixer = TemplateSuffixer(tokenizer, stop_text_of(tokenizer, stop_ids))
+    suffixer = TemplateSuffixer(tokenizer, stop_text_of(tokenizer, stop_ids), memo=True)
     for row in rows:
         s = row_stream(row, tokenizer, stop_ids, suffixer)
         # Why: a windowed model's loss cannot see tokens more than `reach` before the first trained one, so

@@ -14,6 +14,7 @@ written in front of the suffix, as the template would.
 """
 from __future__ import annotations
 
+from array import array
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -22,8 +23,9 @@ from ..types import Message, ToolSpec
 from .chat_template import encode_prompt, template_messages
 
 _STUB = [Message(role="user", content="."), Message(role="assistant", content=".")]
-# Token ids a suffixer keeps for recent texts: SFT data repeats the same questions and suffixes thousands of times
-# (a resampled lesson differs in its names only), and rendering plus encoding them is most of building the data.
+# Suffixes and replies whose ids a memoising suffixer keeps (the most recent): SFT data repeats the same questions
+# and suffixes thousands of times (a resampled lesson differs in its names only), and rendering plus encoding them
+# is most of building the data. Live episodes repeat little, so their suffixers keep none.
 MEMO_SIZE = 4096
 
 
@@ -74,10 +76,12 @@ class TokenStream:
 
 
 class TemplateSuffixer:
-    """Renders the text that follows an assistant turn, with the tokenizer's own chat template."""
+    """Renders the text that follows an assistant turn, with the tokenizer's own chat template (``memo``: keeping
+the ids of recent suffixes and replies, for building SFT data)."""
 
-    def __init__(self, tokenizer, stop_text: str):
+    def __init__(self, tokenizer, stop_text: str, memo: bool = False):
         self.tokenizer = tokenizer
+        self.memo = memo
         self.stop_text = stop_text
         stub = self._render(_STUB, generation_prompt=False)
         cut = stub.rfind(stop_text)
@@ -88,13 +92,15 @@ class TemplateSuffixer:
         ids = encode_prompt(tokenizer, stop_text)
         self.stop_id: Optional[int] = ids[0] if len(ids) == 1 else None
         self._before_reply = self._render(_STUB[:1], generation_prompt=True)
-        self._memo: OrderedDict[tuple, tuple[int, ...]] = OrderedDict()
+        self._memo: OrderedDict[tuple, array] = OrderedDict()
 
     def _remembered(self, key: tuple, build: Callable[[], list[int]]) -> list[int]:
-        """``build()``'s ids, kept for the MEMO_SIZE most recent keys (bounded: a long run's memory stays flat)."""
+        """``build()``'s ids; with ``memo``, kept for the MEMO_SIZE most recent keys (bounded, 4 bytes an id)."""
+        if not self.memo:
+            return build()
         ids = self._memo.get(key)
         if ids is None:
-            ids = self._memo[key] = tuple(build())
+            ids = self._memo[key] = array("i", build())
             if len(self._memo) > MEMO_SIZE:
                 self._memo.popitem(last=False)
         else:

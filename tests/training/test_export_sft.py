@@ -52,8 +52,8 @@ def test_exported_row_tokenises_as_the_policy_stream(exported, tmp_path):
 
 
 def test_the_dataset_of_many_rows_is_each_rows_own_stream(exported, tmp_path, monkeypatch):
-    """sft_dataset shares one suffixer (and its memo of rendered suffixes) across rows: the ids and masks are each
-    row's stream built alone, also when the memo is smaller than the repeats (evicted entries are rebuilt)."""
+    """sft_dataset shares one memoising suffixer across rows: the ids and masks are each row's stream built alone,
+    also when the memo is smaller than the repeats (evicted entries are rebuilt); live suffixers memoise nothing."""
     from transformers import AutoTokenizer
 
     from mua.harness.models import stream as stream_module
@@ -68,6 +68,9 @@ def test_the_dataset_of_many_rows_is_each_rows_own_stream(exported, tmp_path, mo
         built = sft_dataset(rows, tok, {tok.eos_token_id})
         assert built["input_ids"] == [s.ids for s in alone]
         assert built["completion_mask"] == [[0] * len(s.prompt_ids) + s.env_mask for s in alone]
+    live = stream_module.TemplateSuffixer(tok, tok.eos_token)  # an episode's suffixer keeps nothing
+    live.suffix_ids([stream_module.Message(role="user", content="hi")], True)
+    assert not live._memo
 
 
 def test_sft_one_step(exported, tmp_path, capsys):
