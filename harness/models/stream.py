@@ -77,7 +77,7 @@ class TokenStream:
 
 class TemplateSuffixer:
     """Renders the text that follows an assistant turn, with the tokenizer's own chat template (``memo``: keeping
-the ids of recent suffixes and replies, for building SFT data)."""
+    the ids of recent suffixes and replies, for building SFT data)."""
 
     def __init__(self, tokenizer, stop_text: str, memo: bool = False):
         self.tokenizer = tokenizer

@@ -51,7 +51,8 @@ def test_exported_row_tokenises_as_the_policy_stream(exported, tmp_path):
     assert "book_table" in trained and "How can I help" not in trained  # the scripted greeting is prompt
 
 
-def test_the_dataset_of_many_rows_is_each_rows_own_stream(exported, tmp_path, monkeypatch):
+@pytest.mark.parametrize("model", ["tiny", "smollm2"])
+def test_the_dataset_of_many_rows_is_each_rows_own_stream(model, exported, tmp_path, monkeypatch, request):
     """sft_dataset shares one memoising suffixer across rows: the ids and masks are each row's stream built alone,
     also when the memo is smaller than the repeats (evicted entries are rebuilt); live suffixers memoise nothing."""
     from transformers import AutoTokenizer
@@ -60,7 +61,10 @@ def test_the_dataset_of_many_rows_is_each_rows_own_stream(exported, tmp_path, mo
     from mua.harness.models.tiny import build_tiny_checkpoint
     from mua.training.sft import row_stream, sft_dataset
 
-    tok = AutoTokenizer.from_pretrained(build_tiny_checkpoint(tmp_path / "tiny"))
+    # the real pretrained model's tokenizer and chat template as well as the tiny one's
+    path = request.getfixturevalue("smollm2_checkpoint") if model == "smollm2" else build_tiny_checkpoint(
+        tmp_path / "tiny")
+    tok = AutoTokenizer.from_pretrained(path)
     rows = list(datasets.load_from_disk(str(exported / "ds"))) * 2
     alone = [row_stream(r, tok, {tok.eos_token_id}) for r in rows]
     for size in (4096, 2):
