@@ -11,11 +11,12 @@ from ..errors import ConfigError
 from ..interfaces import Benchmark
 from ..io.data import resolve_data_dir
 from ..types import Message, Task
-from .common import add_data_dir, positive_int
+from .common import add_data_dir, add_model_flags, add_timeouts, model_spec, positive_int
 
 EXAMPLES = """examples:
   mua users suite --data-dir FOLDER            the scripted user's figures on the suite, one line per family
   mua users suite BENCHMARK --data-dir FOLDER --split train --limit 20 --json
+  mua users suite --data-dir FOLDER --split test --limit 5 --user-model CHECKPOINT   a trained user's figures
   mua users audit RUN                          per episode and overall: what the run's users told and when"""
 
 
@@ -28,15 +29,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "right fact. audit: see `mua users audit --help`.",
                        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = p.add_subparsers(dest="users_command", required=True)
-    s = commands.add_parser("suite", help="the scripted user's figures on the adversarial suite",
+    s = commands.add_parser("suite", help="a simulated user's figures on the adversarial suite",
                             description="Build the benchmark's suite cases from its tasks (one agent message "
-                                        "after the user's opening) and score its scripted user. A family "
-                                        "without cases prints n/a (unknown), never 0.")
+                                        "after the user's opening) and score its scripted user, or with "
+                                        "--user-model its LLM user simulator played by that model (shown the "
+                                        "agent's greeting first, as in a run). A family without cases prints n/a "
+                                        "(unknown), never 0.")
     s.add_argument("benchmark", nargs="?", metavar="BENCHMARK",
                    help="the benchmark (default: the one installed benchmark whose data --data-dir holds)")
     s.add_argument("--split", help="the split whose tasks to use (default: the benchmark's)")
     s.add_argument("--limit", type=positive_int, help="only the first N tasks of each subset")
     s.add_argument("--json", action="store_true", help="print the figures as JSON")
+    s.add_argument("--concurrency", type=positive_int, default=8,
+                   help="cases put to the user at once (a local checkpoint decodes them as one batch; default 8)")
+    add_model_flags(s, {"user": "the user simulator model to score (endpoint model name or local checkpoint; "
+                                "default: the benchmark's scripted user). Its temperature defaults to 0 here"})
+    add_timeouts(s, stall=False)
     add_data_dir(s)
     s.set_defaults(func=run_suite)
     a = commands.add_parser("audit", help="what a run's users told, invented, contradicted, and when they stopped",
@@ -72,20 +80,57 @@ def run_suite(args: argparse.Namespace) -> int:
     from ..users.suite import score_user, suite, suite_lines
 
     bench = _benchmark(args.benchmark, resolve_data_dir(args.data_dir))
+    spec = model_spec(args, "user", default_temperature=0.0)
+    if spec is not None and type(bench).simulated_user is Benchmark.simulated_user:
+        raise ConfigError(f"{bench.name}: its user is scripted only; --user-model has no LLM user to play")
     tasks = []
     for subset in bench.subsets:
         tasks += bench.load_tasks(subset, args.split or bench.default_split)[:args.limit]
     cases = suite(bench, tasks)
     if not cases:
         raise ConfigError(f"{bench.name}: no user suite (the benchmark does not say what its users' facts are)")
-    scores = score_user(lambda case: bench.gold_user(case.task), cases)
-    if args.json:
-        print(json.dumps({"benchmark": bench.name, "tasks": len(tasks), "user": "scripted",
-                          "families": [s.to_dict() for s in scores.values()]}, indent=1))
+    if spec is None:
+        scores = score_user(lambda case: bench.gold_user(case.task), cases)
     else:
-        print(f"{bench.name}: scripted user on {len(cases)} suite cases from {len(tasks)} tasks")
+        scores = _score_model_user(bench, spec, cases, args.concurrency)
+    who = "scripted user" if spec is None else f"user model {spec.name}"
+    if args.json:
+        print(json.dumps({"benchmark": bench.name, "tasks": len(tasks), "user": "scripted" if spec is None
+                          else spec.name, "families": [s.to_dict() for s in scores.values()]}, indent=1))
+    else:
+        print(f"{bench.name}: {who} on {len(cases)} suite cases from {len(tasks)} tasks")
         print("\n".join(suite_lines(scores)))
     return 0
+
+
+def _score_model_user(bench: Benchmark, spec, cases: list, concurrency: int) -> dict:
+    """The suite's scores of the benchmark's LLM user simulator played by ``spec`` (greedy unless its flags say
+    otherwise), each case shown the agent's opening words of an episode of its task first."""
+    import asyncio
+
+    from ..run.build import Models, open_model
+    from ..users.suite import score_user_async
+
+    openings: dict[tuple[str, str], list[Message]] = {}
+
+    def greeting(task: Task) -> list[Message]:
+        key = (task.subset, task.id)
+        if key not in openings:
+            openings[key] = list(bench.start(task).opening)
+        return openings[key]
+
+    async def score() -> dict:
+        models = Models(user=open_model(spec))
+        user = models.user
+        assert user is not None  # a spec always opens a model
+        try:
+            await models.check_alive()
+            return await score_user_async(lambda case: bench.simulated_user(case.task, user, seed=0), cases,
+                                          concurrency, greeting)
+        finally:
+            await models.aclose()
+
+    return asyncio.run(score())
 
 
 def _audit_items(path: Path, data_dir: Path):

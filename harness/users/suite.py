@@ -84,22 +84,24 @@ def tells_any(case: SuiteCase, reply: str) -> bool:
     return bool(told(case.facts, reply) or invented(case.facts, reply))
 
 
-async def _reply(make_user: Callable[[SuiteCase], User], case: SuiteCase) -> str:
+async def _reply(make_user: Callable[[SuiteCase], User], case: SuiteCase, greeting: list[Message]) -> str:
     user = make_user(case)
-    messages = [Message(role="user", content=case.opening), Message(role="assistant", content=case.message)]
+    messages = [*greeting, Message(role="user", content=case.opening), Message(role="assistant", content=case.message)]
     said = await user.respond(messages, [])
     return said.text if said is not None else ""
 
 
 async def score_user_async(make_user: Callable[[SuiteCase], User], cases: list[SuiteCase],
-                           concurrency: int = 8) -> dict[str, FamilyScore]:
+                           concurrency: int = 8, greeting: Optional[Callable[[Task], list[Message]]] = None
+                           ) -> dict[str, FamilyScore]:
     """Put every case to a fresh user from ``make_user`` (``concurrency`` at a time, so a batched model user
-    decodes several together) and count per family."""
+    decodes several together) and count per family. ``greeting``: the agent's words before the user's opening in
+    an episode of the case's task (a model user is shown them, as in a run; a scripted user starts at the opening)."""
     gate = asyncio.Semaphore(max(1, concurrency))
 
     async def one(case: SuiteCase) -> tuple[SuiteCase, str]:
         async with gate:
-            return case, await _reply(make_user, case)
+            return case, await _reply(make_user, case, greeting(case.task) if greeting else [])
 
     scores = {f: FamilyScore(f, 0, 0) for f in FAMILIES}
     for case, reply in await asyncio.gather(*(one(c) for c in cases)):
@@ -110,10 +112,10 @@ async def score_user_async(make_user: Callable[[SuiteCase], User], cases: list[S
     return scores
 
 
-def score_user(make_user: Callable[[SuiteCase], User], cases: list[SuiteCase],
-               concurrency: int = 8) -> dict[str, FamilyScore]:
+def score_user(make_user: Callable[[SuiteCase], User], cases: list[SuiteCase], concurrency: int = 8,
+               greeting: Optional[Callable[[Task], list[Message]]] = None) -> dict[str, FamilyScore]:
     """:func:`score_user_async` from synchronous code."""
-    return asyncio.run(score_user_async(make_user, cases, concurrency))
+    return asyncio.run(score_user_async(make_user, cases, concurrency, greeting))
 
 
 def suite_lines(scores: dict[str, FamilyScore], label: str = "") -> list[str]:

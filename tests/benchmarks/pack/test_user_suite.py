@@ -1,4 +1,5 @@
 """The adversarial user suite: its cases for a pack, and the scripted user's figures on it."""
+import json
 from pathlib import Path
 
 from mua.benchmarks.pack.benchmark import PackBenchmark
@@ -87,3 +88,40 @@ def test_a_malformed_user_suite_file_is_one_line_naming_it(tmp_path, capsys):
     (pack / "user_suite.json").write_text("{not json")
     assert main(["users", "suite", "pack", "--data-dir", str(pack), "--limit", "1"]) == 2
     assert "user_suite.json" in capsys.readouterr().err
+
+
+def test_the_command_scores_a_model_user_shown_the_agents_greeting_first(capsys):
+    """--user-model: every case goes to the pack's LLM user played by that model, greedy, after the agent's
+    greeting; a user that always refuses tells nothing and answers no natural question."""
+    from mock_openai import MockOpenAI, text_reply
+
+    seen = []
+
+    def respond(request):
+        seen.append(request)
+        return text_reply("I am not sure what you need from me.")
+
+    with MockOpenAI(respond) as url:
+        assert main(["users", "suite", "pack", "--data-dir", str(EXAMPLES / "bookings"), "--limit", "1",
+                     "--user-model", "user-sim", "--user-base-url", url, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    families = {f["family"]: f for f in report["families"]}
+    assert report["user"] == "user-sim" and families["paraphrase"]["cases"] > 0
+    assert all(f["hits"] == 0 for f in families.values())
+    cases = sum(f["cases"] for f in families.values())
+    chats = [r for r in seen if r.get("messages")]
+    assert len(chats) == cases and all(r.get("temperature") == 0.0 for r in chats)
+    # the user's view: the system prompt, the agent's greeting (as "user"), its own opening, the agent's message
+    first = chats[0]["messages"]
+    assert [m["role"] for m in first] == ["system", "user", "assistant", "user"]
+    assert first[1]["content"] == "Hi! How can I help you today?"
+
+
+def test_a_user_model_for_a_benchmark_whose_user_is_scripted_only_is_one_line(capsys, monkeypatch):
+    from mua.harness.interfaces import Benchmark
+
+    monkeypatch.setattr(PackBenchmark, "simulated_user", Benchmark.simulated_user)
+    assert main(["users", "suite", "pack", "--data-dir", str(EXAMPLES / "bookings"), "--limit", "1",
+                 "--user-model", "m", "--user-base-url", "http://127.0.0.1:9/v1"]) == 2
+    assert capsys.readouterr().err.strip() == ("mua users: error: pack: its user is scripted only; --user-model has "
+                                               "no LLM user to play")
