@@ -306,6 +306,10 @@ def parse_args(argv: Optional[list[str]] = None):
               "--lr above 0, --show, --resample-values and --copy-steps at least 0, --join-share between 0 and 1",
               file=sys.stderr)
         raise SystemExit(2)
+    if args.user_model is None and (args.out / "user-model").exists():
+        print(f"user-model check: {args.out / 'user-model'} holds a trained user already; measure it with --user-model "
+              "or give another --out", file=sys.stderr)
+        raise SystemExit(2)
     if args.user_model is not None and not (args.user_model / "config.json").is_file():
         print(f"user-model check: --user-model {args.user_model} is not a checkpoint folder", file=sys.stderr)
         raise SystemExit(2)

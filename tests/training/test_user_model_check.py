@@ -163,3 +163,13 @@ def test_a_base_package_is_imported_once_untimed_and_a_base_folder_is_trained_as
     args = check.parse_args(["--out", str(tmp_path), "--base", str(folder), "--chat-template", "hermes"])
     check.train_base(args, tmp_path / "lessons.jsonl")
     assert len(calls) == 1 and calls[0][2] == str(folder) and calls[0][-2:] == ["--chat-template", "hermes"]
+
+
+def test_an_out_folder_holding_a_trained_user_is_refused_before_any_work(tmp_path, capsys):
+    import pytest
+
+    check = load_script()
+    (tmp_path / "user-model").mkdir()
+    with pytest.raises(SystemExit) as stop:
+        check.parse_args(["--out", str(tmp_path)])
+    assert stop.value.code == 2 and "holds a trained user already" in capsys.readouterr().err
