@@ -82,9 +82,11 @@ def add_data_dir(p: argparse.ArgumentParser, run: bool = False) -> None:
                                       "then the cache filled by `mua data pull`)")
 
 
-def add_model_flags(p: argparse.ArgumentParser, roles: dict[str, str], shared: bool = False) -> None:
+def add_model_flags(p: argparse.ArgumentParser, roles: dict[str, str], shared: bool = False,
+                    temperature_default: str = "the benchmark protocol's") -> None:
     """The ``--ROLE-*`` flags of each role (role -> the help of its --ROLE-model), after, with ``shared``,
-    --model/--base-url/--api-key-env: one model for every role (agent, user, judge) not given its own."""
+    --model/--base-url/--api-key-env: one model for every role (agent, user, judge) not given its own;
+    ``temperature_default`` says in the help what an unset --ROLE-temperature means."""
     if shared:
         p.add_argument("--model", help="model for the agent, the user simulator and the judge, unless "
                                        "--agent-model, --user-model or --judge-model name another (or the benchmark "
@@ -102,7 +104,7 @@ def add_model_flags(p: argparse.ArgumentParser, roles: dict[str, str], shared: b
                             "e.g. ANTHROPIC_API_KEY, GEMINI_API_KEY; else OPENAI_API_KEY)")
         # the float flags of a model are checked by model_spec, with its other flags, before any work
         p.add_argument(f"--{role}-temperature", type=float, help=f"sampling temperature for the {role} model "
-                                                                 "(default: the benchmark protocol's)")
+                                                                 f"(default: {temperature_default})")
         p.add_argument(f"--{role}-chat-template", metavar="hermes|llama3_json|FILE",
                        help=f"chat template for a local {role} checkpoint whose own one drops tool use")
         p.add_argument(f"--{role}-params", metavar="JSON", help=f"extra request parameters for the {role} model, "

@@ -10,6 +10,7 @@ from typing import Optional
 from ..errors import ConfigError
 from ..interfaces import Benchmark
 from ..io.data import resolve_data_dir
+from ..run.build import ModelSpec
 from ..types import Message, Task
 from .common import add_data_dir, add_model_flags, add_timeouts, model_spec, positive_int
 
@@ -43,7 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--concurrency", type=positive_int, default=8,
                    help="cases put to the user at once (a local checkpoint decodes them as one batch; default 8)")
     add_model_flags(s, {"user": "the user simulator model to score (endpoint model name or local checkpoint; "
-                                "default: the benchmark's scripted user). Its temperature defaults to 0 here"})
+                                "default: the benchmark's scripted user)"}, temperature_default="0, greedy")
     add_timeouts(s, stall=False)
     add_data_dir(s)
     s.set_defaults(func=run_suite)
@@ -103,21 +104,13 @@ def run_suite(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_model_user(bench: Benchmark, spec, cases: list, concurrency: int) -> dict:
+def _score_model_user(bench: Benchmark, spec: ModelSpec, cases: list, concurrency: int) -> dict:
     """The suite's scores of the benchmark's LLM user simulator played by ``spec`` (greedy unless its flags say
     otherwise), each case shown the agent's opening words of an episode of its task first."""
     import asyncio
 
     from ..run.build import Models, open_model
-    from ..users.suite import score_user_async
-
-    openings: dict[tuple[str, str], list[Message]] = {}
-
-    def greeting(task: Task) -> list[Message]:
-        key = (task.subset, task.id)
-        if key not in openings:
-            openings[key] = list(bench.start(task).opening)
-        return openings[key]
+    from ..users.suite import episode_greeting, score_user_async
 
     async def score() -> dict:
         models = Models(user=open_model(spec))
@@ -126,7 +119,7 @@ def _score_model_user(bench: Benchmark, spec, cases: list, concurrency: int) -> 
         try:
             await models.check_alive()
             return await score_user_async(lambda case: bench.simulated_user(case.task, user, seed=0), cases,
-                                          concurrency, greeting)
+                                          concurrency, episode_greeting(bench))
         finally:
             await models.aclose()
 

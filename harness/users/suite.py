@@ -118,6 +118,20 @@ def score_user(make_user: Callable[[SuiteCase], User], cases: list[SuiteCase], c
     return asyncio.run(score_user_async(make_user, cases, concurrency, greeting))
 
 
+def episode_greeting(benchmark: Benchmark) -> Callable[[Task], list[Message]]:
+    """``greeting`` for :func:`score_user`: the agent's opening words of an episode of a task (``start(task).opening``,
+    e.g. tau2's "Hi! How can I help you today?"), built once per task."""
+    openings: dict[tuple[str, str], list[Message]] = {}
+
+    def greeting(task: Task) -> list[Message]:
+        key = (task.subset, task.id)
+        if key not in openings:
+            openings[key] = list(benchmark.start(task).opening)
+        return openings[key]
+
+    return greeting
+
+
 def suite_lines(scores: dict[str, FamilyScore], label: str = "") -> list[str]:
     """One line per family: cases, the measure and its rate (``n/a`` when the family has no cases)."""
     lines = []

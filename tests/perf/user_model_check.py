@@ -178,8 +178,7 @@ def train_base(args, lessons: Path) -> tuple[Path, float, float]:
     template = ["--chat-template", args.chat_template] if args.chat_template else []
     if not (base / "config.json").is_file():
         base = args.out / "base"
-        if not (base / "config.json").is_file():
-            shutil.rmtree(base, ignore_errors=True)
+        if not (base / "config.json").is_file():  # (`mua model import` refuses a non-empty folder: nothing deleted)
             started = time.monotonic()
             mua("model", "import", args.base, base, *(template or ["--chat-template", "hermes"]))
             print(f"user-model check: imported {args.base} in {time.monotonic() - started:.0f} s -> {base}", flush=True)
@@ -199,18 +198,14 @@ def write_corpus(lessons: Path, path: Path) -> None:
                     encoding="utf-8")
 
 
-class Greeted:
-    """A user shown the agent's greeting first, as in every pack episode (the suite starts at the opening); each
-    reply is also kept in ``said`` with its case (for the replies shown with --show)."""
+class Recorded:
+    """A user whose replies are also kept in ``said`` with their case (for the replies shown with --show)."""
 
     def __init__(self, user, case, said: list):
         self.user, self.usage, self.case, self.said = user, user.usage, case, said
 
     async def respond(self, messages, tools):
-        from mua.benchmarks.tau2.prompts import FIRST_AGENT_MESSAGE
-        from mua.harness.types import Message
-
-        reply = await self.user.respond([Message(role="assistant", content=FIRST_AGENT_MESSAGE), *messages], tools)
+        reply = await self.user.respond(messages, tools)
         self.said.append((self.case, reply.text if reply is not None else ""))
         return reply
 
@@ -230,7 +225,7 @@ def measure(pack: Path, model_dir: Path, test_tasks: Optional[int], said: list) 
     questions included)."""
     from mua.benchmarks.pack import PackBenchmark
     from mua.harness.models import make_chat_model
-    from mua.harness.users.suite import score_user, suite
+    from mua.harness.users.suite import episode_greeting, score_user, suite
 
     bench = PackBenchmark(pack)
     cases = suite(bench, bench.load_tasks("tasks", "test")[:test_tasks])
@@ -241,7 +236,9 @@ def measure(pack: Path, model_dir: Path, test_tasks: Optional[int], said: list) 
         why = f"include training phrasings: {'; '.join(seen)}" if seen else "are missing (no user_suite.json)"
         raise SystemExit(f"user-model check: the suite's natural questions {why}")
     model = make_chat_model(str(model_dir), max_new_tokens=32, max_batch=64, temperature=0.0)
-    learned = score_user(lambda c: Greeted(bench.simulated_user(c.task, model, seed=0), c, said), cases, concurrency=64)
+    # shown the agent's greeting first, as in every pack episode (the suite starts at the user's opening)
+    learned = score_user(lambda c: Recorded(bench.simulated_user(c.task, model, seed=0), c, said), cases,
+                         concurrency=64, greeting=episode_greeting(bench))
     scripted = score_user(lambda c: bench.gold_user(c.task), cases)
     return learned, scripted
 

@@ -125,3 +125,25 @@ def test_a_user_model_for_a_benchmark_whose_user_is_scripted_only_is_one_line(ca
                  "--user-model", "m", "--user-base-url", "http://127.0.0.1:9/v1"]) == 2
     assert capsys.readouterr().err.strip() == ("mua users: error: pack: its user is scripted only; --user-model has "
                                                "no LLM user to play")
+
+
+def test_the_episode_greeting_is_the_agents_opening_built_once_per_task(monkeypatch):
+    from mua.harness.users.suite import episode_greeting
+
+    bench = PackBenchmark(EXAMPLES / "bookings")
+    task = bench.load_tasks("tasks", "test")[0]
+    starts = []
+    real_start = PackBenchmark.start
+    monkeypatch.setattr(PackBenchmark, "start", lambda self, t: starts.append(t.id) or real_start(self, t))
+    greeting = episode_greeting(bench)
+    assert [(m.role, m.content) for m in greeting(task)] == [("assistant", "Hi! How can I help you today?")]
+    greeting(task)
+    assert starts == [task.id]
+
+
+def test_the_suites_user_temperature_help_says_greedy(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        main(["users", "suite", "--help"])
+    assert "(default: 0, greedy)" in " ".join(capsys.readouterr().out.split())
