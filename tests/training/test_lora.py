@@ -126,12 +126,13 @@ def test_lora_grpo_plays_the_full_models_stream_and_trains_only_the_adapter(tiny
     lora_trainer, lora = _one_grpo_step(tiny_checkpoint, tmp_path / "lora", lora=True)
     # the adapter starts as a no-op: the same sampled tokens, masks and log-probs as the full model's
     for key in ("prompt_ids", "completion_ids", "completion_mask"):
-        assert torch.equal(full[key], lora[key]), key
+        assert torch.equal(full[key], lora[key]), (key, (full[key] - lora[key]).abs().max().item())
     assert full["completion_mask"].sum() > 0
     compared = [key for key in ("sampling_per_token_logps", "old_per_token_logps", "recomputed") if key in full]
     assert "sampling_per_token_logps" in compared and "recomputed" in compared
-    for key in compared:  # the log-probs the backend sampled with, and the ones the trainer computes
-        assert torch.equal(full[key], lora[key]), key
+    for key in compared:  # the log-probs the backend sampled with, and the ones the trainer computes: equal up to
+        # float rounding (the wrapped layers' kernels may sum in another order: 5e-7 apart on some CPUs)
+        torch.testing.assert_close(full[key], lora[key], rtol=0, atol=1e-5, msg=key)
     assert not torch.equal(full["advantages"], torch.zeros_like(full["advantages"]))  # there was a signal
     _check_only_the_adapter_trained(lora_trainer.model, tiny_checkpoint)
 
