@@ -77,6 +77,8 @@ def test_every_study_file_in_the_repository_loads_and_plans(path, tmp_path):
     (MINIMAL.replace("baselines: [rft]", "baselines: [rtf]"), "verdict names rtf"),
     (MINIMAL.replace("model: {tiny: {hidden_size: 32}}", "model: {}"), "model should have one of"),
     ("arms: [1, 2", "not valid YAML"),
+    (MINIMAL.replace("packs: {bookings:", "packs: {model-import:"), "packs.model-import: a pack's name should be"),
+    (MINIMAL.replace("packs: {bookings:", "packs: {../up:"), "packs.../up: a pack's name should be"),
 ])
 def test_a_bad_study_file_is_one_line_naming_the_file_and_the_field(tmp_path, text, said):
     path = write_study(tmp_path, text)
