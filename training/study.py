@@ -631,7 +631,8 @@ def _finished(plan: Plan, name: str, r: Running, say: Callable[[str], None]) -> 
         return True
     lines = (job.folder / "job.log").read_text(errors="replace").splitlines()
     tail = "\n".join("    " + line for line in lines[-8:])
-    say(f"study: {name}: FAILED (exit {r.proc.returncode}); the jobs that need it do not run. The end of "
+    killed = " (killed: out of memory? fewer --jobs at once use less)" if r.proc.returncode == -signal.SIGKILL else ""
+    say(f"study: {name}: FAILED (exit {r.proc.returncode}{killed}); the jobs that need it do not run. The end of "
         f"{job.folder / 'job.log'}:\n{tail}")
     return False
 

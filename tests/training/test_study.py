@@ -172,6 +172,9 @@ if 'sleep' in argv:  # ends 1.5 s after SIGTERM: longer than mua gives a stopped
     time.sleep(60)
 if 'fail' in argv:
     sys.exit(3)
+if 'oom' in argv:  # as the kernel's out-of-memory killer ends a job
+    import signal
+    os.kill(os.getpid(), signal.SIGKILL)
 out.mkdir(parents=True)
 (out / 'made').write_text(' '.join(argv))
 """
@@ -204,6 +207,16 @@ def test_the_runner_resumes_and_refuses_a_changed_command(tmp_path, monkeypatch)
     assert (tmp_path / "out/b/out/made").read_text() == "stale"  # finished: not rerun
     with pytest.raises(st.ConfigError, match="was run with another command"):
         st.run_plan(fake_plan(tmp_path, "other"), 2, 1, lines.append)
+
+
+def test_a_job_killed_by_the_system_is_named_with_a_hint(tmp_path, monkeypatch):
+    script = tmp_path / "fake_mua.py"
+    script.write_text(FAKE_MUA)
+    monkeypatch.setattr(st, "mua_command", lambda: [sys.executable, str(script)])
+    lines: list[str] = []
+    assert st.run_plan(fake_plan(tmp_path, "oom"), 2, 1, lines.append) == ["b", "c"]
+    assert any("b: FAILED (exit -9 (killed: out of memory? fewer --jobs at once use less))" in line
+               for line in lines)
 
 
 DRIVER = """import sys, pathlib
