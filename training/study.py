@@ -40,7 +40,7 @@ MARKER, FORMAT = ".mua-study", 1  # OUT's mark: unfinished job folders are clear
 SFT, BEFORE = "sft", "before"  # the stages every study has (before: the starting model, first seed only)
 GOLD_CORPUS = "gold-dataset"  # model.tiny corpus: the pack's gold train conversations (mua model tiny --corpus)
 IMPORTED = "model-import"  # the job that writes model.import's checkpoint (one per study)
-PACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+PACK_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # a folder name: no path, no "." or ".."
 KINDS = ("greedy", "sampled")
 STUDY_KEYS = {"name", "benchmark", "packs", "seeds", "first_seed", "split", "model", "sft", "eval", "arms",
               "verdict", "smoke", "labels"}
@@ -159,8 +159,8 @@ def _packs(raw: dict, where: str, base: Path, only: Optional[list[str]]) -> dict
         if not isinstance(folder, str):
             raise DataError(f"{where}: packs.{name} should be a folder path")
         if not PACK_NAME.fullmatch(str(name)) or name == IMPORTED:  # it names the pack's folder under OUT
-            raise DataError(f"{where}: packs.{name}: a pack's name should be letters, digits, '-' or '_', and not "
-                            f"'{IMPORTED}' (the imported model's job)")
+            raise DataError(f"{where}: packs.{name}: a pack's name should be letters, digits, '.', '-' or '_' "
+                            f"(a folder name under --out), and not '{IMPORTED}' (the imported model's job)")
         resolved = (base / folder).resolve()
         if not resolved.is_dir():
             raise DataError(f"{where}: packs.{name}: {resolved} is not a folder")

@@ -169,9 +169,10 @@ def beats_baselines(found: dict[str, Optional[tuple[PairedTest, int, int]]], see
     its pooled sampled interval, or None), above zero: ("PASS" | "FAIL" | "NOT ENOUGH SEEDS", the line)."""
     least = min((f[1] for f in found.values() if f is not None), default=0)
     if not found or any(f is None for f in found.values()) or least < needed:
-        ran = ", ".join(f"{b} {f[1] if f else 0}" for b, f in found.items())
+        ran = "; ".join(f"{b}: {f[1] if f else 0}" for b, f in found.items())
         return "NOT ENOUGH SEEDS", (f"NOT ENOUGH SEEDS: needs every baseline, sampled, on at least {needed} seeds "
-                                    f"pooled ({seeds} finished; seeds pooled, two or more: {ran}); never a pass")
+                                    f"pooled ({seeds} finished; seeds pooled per baseline, a pooled interval needs "
+                                    f"two or more: {ran}); never a pass")
     low = {b: f[0].low for b, f in found.items() if f is not None}
     word = "PASS" if all(v > 0 for v in low.values()) else "FAIL"
     cells = ", ".join(f"{candidate} - {b} lower bound {100 * v:+.1f}" for b, v in low.items())

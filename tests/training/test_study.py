@@ -79,6 +79,7 @@ def test_every_study_file_in_the_repository_loads_and_plans(path, tmp_path):
     ("arms: [1, 2", "not valid YAML"),
     (MINIMAL.replace("packs: {bookings:", "packs: {model-import:"), "packs.model-import: a pack's name should be"),
     (MINIMAL.replace("packs: {bookings:", "packs: {../up:"), "packs.../up: a pack's name should be"),
+    (MINIMAL.replace("packs: {bookings:", "packs: {..:"), "packs...: a pack's name should be"),
 ])
 def test_a_bad_study_file_is_one_line_naming_the_file_and_the_field(tmp_path, text, said):
     path = write_study(tmp_path, text)
@@ -207,6 +208,11 @@ def test_the_runner_resumes_and_refuses_a_changed_command(tmp_path, monkeypatch)
     assert (tmp_path / "out/b/out/made").read_text() == "stale"  # finished: not rerun
     with pytest.raises(st.ConfigError, match="was run with another command"):
         st.run_plan(fake_plan(tmp_path, "other"), 2, 1, lines.append)
+
+
+def test_a_pack_name_with_a_dot_is_still_a_folder_name(tmp_path):
+    study = st.load_study(write_study(tmp_path, MINIMAL.replace("packs: {bookings:", "packs: {tau2.retail:")))
+    assert list(study.packs) == ["tau2.retail"]
 
 
 def test_a_job_killed_by_the_system_is_named_with_a_hint(tmp_path, monkeypatch):
@@ -348,6 +354,8 @@ def test_the_pure_verdicts_can_pass_and_fail():
     assert sr.beats_baselines({**both, "R": (up, 4, 40)}, 5, 5, "G")[0] == "NOT ENOUGH SEEDS"
     assert sr.beats_baselines({**both, "R": None}, 5, 5, "G")[0] == "NOT ENOUGH SEEDS"
     assert sr.beats_baselines({}, 5, 5, "G")[0] == "NOT ENOUGH SEEDS"
+    assert "seeds pooled per baseline, a pooled interval needs two or more: R: 4" in sr.beats_baselines(
+        {**both, "R": (up, 4, 40)}, 5, 5, "G")[1]
 
 
 def test_crossed_rows_keep_the_tasks_every_seed_scored_in_task_order():
