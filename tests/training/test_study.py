@@ -178,6 +178,7 @@ if 'oom' in argv:  # as the kernel's out-of-memory killer ends a job
     os.kill(os.getpid(), signal.SIGKILL)
 out.mkdir(parents=True)
 (out / 'made').write_text(' '.join(argv))
+(out / 'checkpoint-2').mkdir()  # as the trainer leaves its last step's resume checkpoint
 """
 
 
@@ -203,6 +204,7 @@ def test_the_runner_resumes_and_refuses_a_changed_command(tmp_path, monkeypatch)
     assert st.run_plan(fake_plan(tmp_path), 2, 1, lines.append) == []  # b's command changed: b redone, a kept
     assert lines[0].startswith("study: 2 finished job(s) reused, 2 to run")
     assert (tmp_path / "out/c/out/made").read_text().startswith("run c")
+    assert not (tmp_path / "out/c/out/checkpoint-2").exists()  # finished: its resume checkpoint is dropped
     (tmp_path / "out/b/out/made").write_text("stale")  # a redo would rewrite it
     assert st.run_plan(fake_plan(tmp_path), 2, 1, lines.append) == []
     assert (tmp_path / "out/b/out/made").read_text() == "stale"  # finished: not rerun
