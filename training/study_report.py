@@ -149,6 +149,12 @@ def pooled(f: PackFigures, pairs: list[Comparison]) -> dict[tuple[str, str, str]
     return found
 
 
+def at_ceiling(f: PackFigures, stage: str) -> list[tuple[int, str]]:
+    """(seed, kind) where ``stage`` passed every task it scored: no paired gain over it can be above zero."""
+    return [(seed, kind) for seed, stages in f.seeds.items() for kind in KINDS
+            if (s := stages.get(stage, {}).get(kind)) and s.per_task and min(s.per_task.values()) == 1.0]
+
+
 def verdict_word(passed: bool) -> str:
     return "PASS" if passed else "FAIL"
 
@@ -280,6 +286,10 @@ def judge(study: Study, v: Verdict, f: PackFigures, seeds: dict, together: dict,
     gains = {s: {k: t for (a, b, k), (t, _) in found.items() if (a, b) == (v.candidate, v.reference)}
              for s, found in seeds.items()}
     learned, learn_line = learns(gains, list(study.seeds), (lab[v.candidate], lab[v.reference]))
+    full = at_ceiling(f, v.reference)
+    if full and not learned:  # still a FAIL: the seed shows nothing learnt, but the reader should know why
+        learn_line += (f"; {lab[v.reference]} already passes every task on " +
+                       ", ".join(f"seed {s} {kind}" for s, kind in full) + " (nothing left to gain there)")
     base = {lab[b]: together.get((v.candidate, b, "sampled")) for b in v.baselines}
     finished = sum(1 for s in f.seeds if not f.missing.get(s))
     beats, beat_line = beats_baselines(base, finished, v.seeds, lab[v.candidate])

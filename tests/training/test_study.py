@@ -320,6 +320,15 @@ def test_a_greedy_gain_alone_fails_learns():
     assert "verdict for pack p: FAIL: learns FAIL" in out
 
 
+def test_an_sft_that_passes_every_task_fails_learns_and_says_so():
+    full = [1] * 20
+    verdict, out = judged(5, stages(sft=full, grpo=full), stages())
+    assert not verdict.learns and "in 0 of 5 seed(s) greedy, 5 of 5 sampled" in out
+    assert "SFT already passes every task on seed 0 greedy, seed 1 greedy" in out
+    _, out = judged(5, stages(), stages())
+    assert "already passes every task" not in out
+
+
 def test_learning_without_beating_a_baseline_fails_and_fewer_than_five_seeds_is_never_a_pass():
     verdict, out = judged(5, stages(), stages(rft=HIGH))
     assert verdict == sr.PackVerdict(True, "FAIL") and "beats baselines: FAIL: pooled over 5 seeds" in out
