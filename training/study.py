@@ -227,8 +227,9 @@ def _only_arms(arms: dict[str, Arm], only: Optional[list[str]], raw: dict, where
 
 def _arm(name: str, spec: dict, declared: dict, at: str, user_model: Optional[Path]) -> Optional[Arm]:
     """One arm, or None when it needs --user-model and none was given."""
-    if name in (SFT, BEFORE) or "/" in name:
-        raise DataError(f"{at}: {name!r} is not a name an arm may have ({SFT} and {BEFORE} are the study's own)")
+    if name in (SFT, BEFORE) or "/" in name or name.startswith(("eval-", "test-eval-", "rft-samples-")):
+        raise DataError(f"{at}: {name!r} is not a name an arm may have ({SFT}, {BEFORE} and names starting eval-, "
+                        "test-eval- or rft-samples- are the study's own jobs)")
     _known(spec, ARM_KEYS, at)
     if ("train" in spec) == ("rft" in spec):
         raise DataError(f"{at}: give one of 'train' (mua train settings) or 'rft' (mua sft settings)")
@@ -435,7 +436,7 @@ class Plan:
         for kind in KINDS:
             if kind == "sampled" and (stage == BEFORE or not self.study.eval.sampled_trials):
                 continue
-            name = f"{at}/eval-{stage}" + ("-sampled" if kind == "sampled" else "")
+            name = eval_job(at, stage, kind, self.study.split)
             self.add(name, after, partial(self._eval_argv, name, folder, kind, model, template))
 
     def _eval_argv(self, name: str, folder: Path, kind: str, model: Callable[[], Path],
@@ -449,13 +450,27 @@ class Plan:
 
     def eval_run(self, pack: str, seed: int, stage: str, kind: str) -> Optional[Path]:
         """A finished evaluation's run folder, or None."""
-        return self._finished(f"{pack}/seed-{seed}/eval-{stage}" + ("-sampled" if kind == "sampled" else ""))
+        return self._finished(eval_job(f"{pack}/seed-{seed}", stage, kind, self.study.split))
 
     def train_output(self, pack: str, seed: int, arm: str) -> Optional[Path]:
         return self._finished(f"{pack}/seed-{seed}/{arm}")
 
     def _finished(self, name: str) -> Optional[Path]:
         return self.jobs[name].out if name in self.jobs and read_done(self.jobs[name].folder) else None
+
+
+def eval_job(at: str, stage: str, kind: str, split: str) -> str:
+    """An evaluation's job name: eval-STAGE[-sampled] on the validation split, SPLIT-eval-STAGE[-sampled] on
+    another. Only evaluations name the split, so `--split test` in a folder tuned on validation evaluates the
+    models trained there instead of training them again."""
+    prefix = "eval-" if split == "validation" else f"{split}-eval-"
+    return f"{at}/{prefix}{stage}" + ("-sampled" if kind == "sampled" else "")
+
+
+def split_suffix(split: str) -> str:
+    """What the report's and plots' file names end with: each split has its own, so a test run leaves the
+    validation report as it was (report.md, report-test.md; PACK/study.png, PACK/study-test.png)."""
+    return "" if split == "validation" else f"-{split}"
 
 
 def nothing() -> None:

@@ -27,7 +27,7 @@ from ..harness.results.stats import (
     paired_bootstrap_crossed,
 )
 from ..harness.results.store import write_atomic
-from .study import BEFORE, KINDS, SFT, Plan, Study, Verdict
+from .study import BEFORE, KINDS, SFT, Plan, Study, Verdict, split_suffix
 
 LEARNS_FAILED, BEATS_FAILED = 1, 4  # exit-code bits (2 stays mua's "bad input")
 Comparison = tuple[str, str]  # (candidate stage, baseline stage)
@@ -303,16 +303,16 @@ def judge(study: Study, v: Verdict, f: PackFigures, seeds: dict, together: dict,
 
 def report(study: Study, plan: Plan, failed: list[str], say: Callable[[str], None] = print,
            command: str = "") -> int:
-    """Prints the figures and the two verdicts, writes OUT/report.md (and OUT/PACK/study.png); the exit code:
-    0 when every pack learns and beats its baselines, else LEARNS_FAILED | BEATS_FAILED as they failed (a study
-    without a verdict: 0 when every job finished, else 1)."""
+    """Prints the figures and the two verdicts, writes OUT/report.md and OUT/PACK/study.png (report-test.md and
+    study-test.png for the test split); the exit code: 0 when every pack learns and beats its baselines, else
+    LEARNS_FAILED | BEATS_FAILED as they failed (a study without a verdict: 0 when every job finished, else 1)."""
     o = Out(say)
     o.md += [f"# Study {study.name}", "", "```", command or f"mua study {study.name}", "```", ""]
     verdicts = {}
     for pack in study.packs:
         figures = gather(study, plan, pack)
         verdicts[pack] = pack_report(study, figures, o)
-        plot(study, figures, plan.root / pack / "study.png")
+        plot(study, figures, plan.root / pack / f"study{split_suffix(study.split)}.png")
     if failed:
         o.say(f"\n{len(failed)} job(s) failed or could not run: {', '.join(failed[:8])}"
               + (" ..." if len(failed) > 8 else ""), f"{len(failed)} job(s) failed or could not run.\n")
@@ -334,7 +334,7 @@ def report(study: Study, plan: Plan, failed: list[str], say: Callable[[str], Non
         for line in lines:
             o.say(line, f"**{line}**  ")
         code = (0 if learned else LEARNS_FAILED) | (0 if beats else BEATS_FAILED)
-    write_atomic(plan.root / "report.md", "\n".join(o.md) + "\n")
+    write_atomic(plan.root / f"report{split_suffix(study.split)}.md", "\n".join(o.md) + "\n")
     return code
 
 

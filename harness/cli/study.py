@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ...training.study import Plan, default_jobs, load_study, read_done, run_plan, threads_per_job
+    from ...training.study import Plan, default_jobs, load_study, read_done, run_plan, split_suffix, threads_per_job
     from ...training.study_report import report
 
     if args.user_model is not None and not (args.user_model / "config.json").is_file():
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     command = shown_command(args)
     code = report(study, plan, failed, say=lambda line: print(line, flush=True), command=command)
     print(f"wall time of this command: {time.monotonic() - started:.0f} s")
-    print(f"report: {out / 'report.md'}")
+    print(f"report: {out / f'report{split_suffix(study.split)}.md'}")
     return code
 
 

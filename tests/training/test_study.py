@@ -114,6 +114,28 @@ def test_the_plan_passes_arm_settings_to_mua_train_as_they_are(tmp_path):
     assert trials * tasks == 12 and samples[samples.index("--agent-temperature") + 1] == "1.0"
 
 
+def test_the_test_split_evaluates_the_models_a_validation_run_trained(tmp_path):
+    """`--split test` in a folder tuned on validation: the same training jobs (reused once finished), evaluations
+    of their own on the test split, and a report of its own; the validation figures stay where they were."""
+    path, out = write_study(tmp_path, MINIMAL), tmp_path / "out"
+    validation, test = st.Plan(st.load_study(path), out), st.Plan(st.load_study(path, split="test"), out)
+    evaluations = {n for n in validation.jobs if "/eval-" in n}
+    assert evaluations and set(validation.jobs) - evaluations == {n for n in test.jobs if "/test-eval-" not in n}
+    assert {n.replace("/test-eval-", "/eval-") for n in test.jobs if "/test-eval-" in n} == evaluations
+    argv = test.jobs["bookings/seed-0/test-eval-grpo"].command()
+    assert argv[argv.index("--split") + 1] == "test"
+    trained = ["bookings/gold", "bookings/gold-dataset", "bookings/seed-0/model", "bookings/seed-0/sft",
+               "bookings/seed-0/grpo", "bookings/seed-0/eval-sft"]
+    for name in trained:
+        validation.jobs[name].folder.mkdir(parents=True)
+        st._write_done(validation, validation.jobs[name], validation.jobs[name].command(), 1.0)
+    assert st.finished_jobs(test) == set(trained[:-1])  # no command differs: nothing is refused or retrained
+    assert st.split_suffix("validation") == "" and st.split_suffix("test") == "-test"  # report.md, report-test.md
+    with pytest.raises(DataError, match="not a name an arm may have"):
+        st.load_study(write_study(tmp_path, MINIMAL.replace("rft: {rft:", "eval-x: {rft:").replace(
+            "baselines: [rft]", "baselines: [eval-x]")))
+
+
 def test_a_tiny_model_can_learn_its_merges_from_the_packs_gold_dataset(tmp_path):
     """model.tiny ``corpus: gold-dataset``: each seed's model job waits for the pack's gold dataset and passes its
     folder to `mua model tiny --corpus`; other settings pass as they are."""
