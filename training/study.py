@@ -18,6 +18,7 @@ ones, and refuses a finished job whose command would now differ (other settings:
 from __future__ import annotations
 
 import copy
+import fcntl
 import json
 import os
 import re
@@ -26,17 +27,19 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field as default
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from ..harness.errors import ConfigError, DataError
 from ..harness.io.files import field, parse_yaml, read_json, read_text
 from ..harness.results.store import write_atomic
 
 MARKER, FORMAT = ".mua-study", 1  # OUT's mark: unfinished job folders are cleared only below it
+LOCK = ".mua-study.lock"  # held by the running study and its jobs
 SFT, BEFORE = "sft", "before"  # the stages every study has (before: the starting model, first seed only)
 GOLD_CORPUS = "gold-dataset"  # model.tiny corpus: the pack's gold train conversations (mua model tiny --corpus)
 IMPORTED = "model-import"  # the job that writes model.import's checkpoint (one per study)
@@ -522,6 +525,23 @@ def claim_out(out: Path) -> None:
     write_atomic(marker, f"format {FORMAT}\n")
 
 
+@contextmanager
+def holding(out: Path) -> Iterator[int]:
+    """One study at a time in OUT: an exclusive lock on ``OUT/.mua-study.lock``, whose descriptor the jobs inherit,
+    so it stays held while any of them runs. A second study there would clear the folders of jobs in flight."""
+    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise ConfigError(f"{out} is in use by another mua study (or a job of one is still ending): wait for it, "
+                          "or use another --out") from None
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
 def mua_command() -> list[str]:
     """How a job runs mua: the installed `mua` beside this Python, else this Python running mua's main."""
     beside = Path(sys.executable).parent / "mua"
@@ -543,10 +563,17 @@ def run_plan(plan: Plan, jobs: int, threads: int, say: Callable[[str], None] = p
     jobs that failed or could not run (a failed job's dependents do not run). Finished jobs are kept, unless their
     command would now differ (ConfigError)."""
     claim_out(plan.root)
-    done = finished_jobs(plan)
-    todo = [n for n in plan.jobs if n not in done]
-    say(f"study: {len(done)} finished job(s) reused, {len(todo)} to run, {jobs} at a time with {threads} "
-        f"thread(s) each")
+    with holding(plan.root) as lock:
+        done = finished_jobs(plan)
+        todo = [n for n in plan.jobs if n not in done]
+        say(f"study: {len(done)} finished job(s) reused, {len(todo)} to run, {jobs} at a time with {threads} "
+            f"thread(s) each")
+        return _run_jobs(plan, todo, done, jobs, threads, lock, say)
+
+
+def _run_jobs(plan: Plan, todo: list[str], done: set[str], jobs: int, threads: int, lock: int,
+              say: Callable[[str], None]) -> list[str]:
+    """The loop of :func:`run_plan`; every job inherits ``lock``, the descriptor :func:`holding` holds."""
     failed: list[str] = []
     running: dict[str, Running] = {}
     own = signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)  # else the caller's (mua's) handler unwinds
@@ -560,7 +587,7 @@ def run_plan(plan: Plan, jobs: int, threads: int, say: Callable[[str], None] = p
                 break  # nothing left can start
             for name in ready[:max(0, jobs - len(running))]:
                 todo.remove(name)
-                started = _start(plan, name, threads, say)
+                started = _start(plan, name, threads, lock, say)
                 if started is None:
                     done.add(name)  # finished at once: what needs it is ready on the next round
                 else:
@@ -571,12 +598,17 @@ def run_plan(plan: Plan, jobs: int, threads: int, say: Callable[[str], None] = p
     finally:
         if own:
             signal.signal(signal.SIGTERM, previous)
-        # interrupted: every job in flight is told at once (mua's handler gives the unwinding under a second), then
-        # waited for; the next run redoes them
+        # interrupted: the next run clears and redoes every job in flight, so nothing they would save on SIGTERM
+        # (mua train: a checkpoint at the next episode, a minute on SmolLM2) is of use. Killed, group and all, and
+        # reaped before the study exits (mua gives it under a second), none outlives it to write into the folder a
+        # resumed run has just cleared.
         for r in running.values():
-            _signal(r.proc, signal.SIGTERM)
-        for r in running.values():
-            _stop(r.proc)
+            _signal(r.proc, signal.SIGKILL)
+        for name, r in running.items():
+            try:
+                r.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # stuck in the kernel (a dying disk): said, not waited on forever
+                say(f"study: {name}: pid {r.proc.pid} did not end when killed")
             r.log.close()
     return failed + todo
 
@@ -614,9 +646,9 @@ def _terminated(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # the finally of run_plan stops the jobs in flight
 
 
-def _start(plan: Plan, name: str, threads: int, say: Callable[[str], None]) -> Optional[Running]:
-    """Clears an unfinished job's folder and starts its command; None when the job finished at once (a copy, or
-    nothing to run)."""
+def _start(plan: Plan, name: str, threads: int, lock: int, say: Callable[[str], None]) -> Optional[Running]:
+    """Clears an unfinished job's folder and starts its command, which inherits the study's ``lock``; None when the
+    job finished at once (a copy, or nothing to run)."""
     job = plan.jobs[name]
     shutil.rmtree(job.folder, ignore_errors=True)
     job.folder.mkdir(parents=True)
@@ -632,7 +664,8 @@ def _start(plan: Plan, name: str, threads: int, say: Callable[[str], None]) -> O
     log.write("mua " + " ".join(argv) + "\n")
     log.flush()
     proc = subprocess.Popen(mua_command() + argv, stdout=log, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)  # its own group: stopping it reaches what it started
+                            start_new_session=True,  # its own group: stopping it reaches what it started
+                            pass_fds=(lock,))
     say(f"study: {name}: started")
     return Running(proc, log, time.monotonic(), argv)
 
@@ -673,16 +706,6 @@ def _signal(proc: subprocess.Popen, sig: int) -> None:
         os.killpg(proc.pid, sig)  # the job's own group: whatever it started too
     except ProcessLookupError:
         pass
-
-
-def _stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        _signal(proc, sig)
-        try:
-            proc.wait(timeout=grace)
-            return
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def default_jobs() -> int:

@@ -188,9 +188,9 @@ def test_rft_samples_exactly_grpos_episode_budget():
 FAKE_MUA = """import os, sys, time, pathlib
 argv = sys.argv[1:]
 out = pathlib.Path(argv[argv.index('--out') + 1])
-if 'sleep' in argv:  # ends 1.5 s after SIGTERM: longer than mua gives a stopped command to unwind
+if 'sleep' in argv:  # on SIGTERM works on for a minute, as mua train finishes its episode and saves
     import signal
-    signal.signal(signal.SIGTERM, lambda *_: (time.sleep(1.5), sys.exit(143)))
+    signal.signal(signal.SIGTERM, lambda *_: (time.sleep(60), sys.exit(143)))
     (out.parent / 'pid').write_text(str(os.getpid()))
     time.sleep(60)
 if 'fail' in argv:
@@ -280,11 +280,40 @@ def test_a_stopped_study_stops_every_job_in_flight(tmp_path):
             return False
         return True
 
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 5  # a killed job is reaped at once; one left running would live a minute
     while any(alive(int(p.read_text())) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not any(alive(int(p.read_text())) for p in pids)  # both sleeping jobs ended with the study
+    assert not any(alive(int(p.read_text())) for p in pids)  # both jobs ended with the study, none outlives it
     assert not (tmp_path / "out" / "b" / "done.json").exists() and (tmp_path / "out" / "a" / "done.json").exists()
+
+
+def test_a_second_study_in_the_same_out_is_refused_while_a_job_of_the_first_runs(tmp_path, monkeypatch):
+    script = tmp_path / "fake_mua.py"
+    script.write_text(FAKE_MUA)
+    driver = subprocess.Popen([sys.executable, "-c", DRIVER.format(tests=str(Path(__file__).parent),
+                                                                   script=str(script), tmp=str(tmp_path))])
+    pids = [tmp_path / "out" / job / "pid" for job in ("b", "d")]
+    deadline = time.monotonic() + 120
+    while not all(p.is_file() and p.read_text() for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    driver.kill()  # the study itself killed (out of memory, kill -9): its jobs live on, holding the lock
+    driver.wait()
+    monkeypatch.setattr(st, "mua_command", lambda: [sys.executable, str(script)])
+    try:
+        with pytest.raises(st.ConfigError, match="in use by another mua study"):
+            st.run_plan(fake_plan(tmp_path), 2, 1, print)
+        assert (tmp_path / "out" / "b" / "pid").is_file()  # refused before clearing the folder of a job in flight
+    finally:
+        for p in pids:
+            os.kill(int(p.read_text()), signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            assert st.run_plan(fake_plan(tmp_path), 2, 1, print) == []  # the lock went with the last job
+            break
+        except st.ConfigError:  # the killed jobs not yet reaped by init
+            time.sleep(0.2)
+    assert (tmp_path / "out" / "c" / "done.json").is_file()
 
 
 def test_a_study_out_folder_must_be_its_own(tmp_path):
