@@ -576,6 +576,7 @@ def _run_jobs(plan: Plan, todo: list[str], done: set[str], jobs: int, threads: i
     """The loop of :func:`run_plan`; every job inherits ``lock``, the descriptor :func:`holding` holds."""
     failed: list[str] = []
     running: dict[str, Running] = {}
+    total, begun = len(todo), 0
     own = signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)  # else the caller's (mua's) handler unwinds
     previous = signal.signal(signal.SIGTERM, _terminated) if own else None
     try:
@@ -587,10 +588,12 @@ def _run_jobs(plan: Plan, todo: list[str], done: set[str], jobs: int, threads: i
                 break  # nothing left can start
             for name in ready[:max(0, jobs - len(running))]:
                 todo.remove(name)
-                started = _start(plan, name, threads, lock, say)
+                begun += 1
+                started = _start(plan, name, threads, lock)
                 if started is None:
                     done.add(name)  # finished at once: what needs it is ready on the next round
                 else:
+                    say(f"study: {name}: started (job {begun} of {total})")
                     running[name] = started
             if running:
                 time.sleep(0.2)
@@ -646,7 +649,7 @@ def _terminated(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt  # the finally of run_plan stops the jobs in flight
 
 
-def _start(plan: Plan, name: str, threads: int, lock: int, say: Callable[[str], None]) -> Optional[Running]:
+def _start(plan: Plan, name: str, threads: int, lock: int) -> Optional[Running]:
     """Clears an unfinished job's folder and starts its command, which inherits the study's ``lock``; None when the
     job finished at once (a copy, or nothing to run)."""
     job = plan.jobs[name]
@@ -666,7 +669,6 @@ def _start(plan: Plan, name: str, threads: int, lock: int, say: Callable[[str], 
     proc = subprocess.Popen(mua_command() + argv, stdout=log, stderr=subprocess.STDOUT, env=env,
                             start_new_session=True,  # its own group: stopping it reaches what it started
                             pass_fds=(lock,))
-    say(f"study: {name}: started")
     return Running(proc, log, time.monotonic(), argv)
 
 

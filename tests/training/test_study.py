@@ -225,6 +225,8 @@ def test_the_runner_resumes_and_refuses_a_changed_command(tmp_path, monkeypatch)
     lines.clear()
     assert st.run_plan(fake_plan(tmp_path), 2, 1, lines.append) == []  # b's command changed: b redone, a kept
     assert lines[0].startswith("study: 2 finished job(s) reused, 2 to run")
+    assert [line for line in lines if ": started" in line] == ["study: b: started (job 1 of 2)",
+                                                              "study: c: started (job 2 of 2)"]
     assert (tmp_path / "out/c/out/made").read_text().startswith("run c")
     assert not (tmp_path / "out/c/out/checkpoint-2").exists()  # finished: its resume checkpoint is dropped
     (tmp_path / "out/b/out/made").write_text("stale")  # a redo would rewrite it
