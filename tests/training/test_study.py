@@ -264,7 +264,9 @@ st.run_plan(plan, 2, 1, print)
 """
 
 
-def test_a_stopped_study_stops_every_job_in_flight(tmp_path):
+def study_with_two_jobs_in_flight(tmp_path: Path) -> tuple[subprocess.Popen, list[Path], Path]:
+    """A study (DRIVER) whose jobs b and d run, each working on for a minute after SIGTERM: the driver, the files
+    holding the jobs' pids, the fake mua."""
     script = tmp_path / "fake_mua.py"
     script.write_text(FAKE_MUA)
     driver = subprocess.Popen([sys.executable, "-c", DRIVER.format(tests=str(Path(__file__).parent),
@@ -273,15 +275,21 @@ def test_a_stopped_study_stops_every_job_in_flight(tmp_path):
     deadline = time.monotonic() + 120
     while not all(p.is_file() and p.read_text() for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
+    return driver, pids, script
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_stopped_study_stops_every_job_in_flight(tmp_path):
+    driver, pids, _ = study_with_two_jobs_in_flight(tmp_path)
     driver.send_signal(signal.SIGINT)  # Ctrl-C: mua gives the unwinding under a second
     driver.wait(timeout=60)
-    def alive(pid: int) -> bool:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        return True
-
     deadline = time.monotonic() + 5  # a killed job is reaped at once; one left running would live a minute
     while any(alive(int(p.read_text())) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -290,14 +298,7 @@ def test_a_stopped_study_stops_every_job_in_flight(tmp_path):
 
 
 def test_a_second_study_in_the_same_out_is_refused_while_a_job_of_the_first_runs(tmp_path, monkeypatch):
-    script = tmp_path / "fake_mua.py"
-    script.write_text(FAKE_MUA)
-    driver = subprocess.Popen([sys.executable, "-c", DRIVER.format(tests=str(Path(__file__).parent),
-                                                                   script=str(script), tmp=str(tmp_path))])
-    pids = [tmp_path / "out" / job / "pid" for job in ("b", "d")]
-    deadline = time.monotonic() + 120
-    while not all(p.is_file() and p.read_text() for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    driver, pids, script = study_with_two_jobs_in_flight(tmp_path)
     driver.kill()  # the study itself killed (out of memory, kill -9): its jobs live on, holding the lock
     driver.wait()
     monkeypatch.setattr(st, "mua_command", lambda: [sys.executable, str(script)])
