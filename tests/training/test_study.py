@@ -4,6 +4,7 @@ unfinished one redone, a changed command refused, a failed job's dependents not 
 figures (each can pass and fail), and the smoke study end to end, killed and resumed to the same report bytes."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -317,6 +318,17 @@ def test_a_second_study_in_the_same_out_is_refused_while_a_job_of_the_first_runs
         except st.ConfigError:  # the killed jobs not yet reaped by init
             time.sleep(0.2)
     assert (tmp_path / "out" / "c" / "done.json").is_file()
+
+
+def test_a_study_runs_where_the_file_system_has_no_locks(tmp_path, monkeypatch, caplog):
+    script = tmp_path / "fake_mua.py"
+    script.write_text(FAKE_MUA)
+    monkeypatch.setattr(st, "mua_command", lambda: [sys.executable, str(script)])
+    def no_locks(fd: int, how: int) -> None:
+        raise OSError(errno.ENOLCK, "No locks available")
+    monkeypatch.setattr(st.fcntl, "flock", no_locks)
+    assert st.run_plan(fake_plan(tmp_path), 2, 1, print) == []
+    assert "cannot lock it (No locks available)" in caplog.text
 
 
 def test_a_study_out_folder_must_be_its_own(tmp_path):
