@@ -520,12 +520,14 @@ def test_each_stage_runs_the_mua_command_and_its_record_is_that_commands(tmp_pat
     # every job but a copied pack's is a mua command (RFT's, which read their samples first: eval, export, sft)
     assert {(job.command() or ["copy"])[0] for name, job in plan.jobs.items() if "rft" not in name} == {
         "eval", "export", "model", "sft", "train"}
-    for name in ("bookings/gold", "bookings/gold-dataset", "bookings/seed-0/model", "bookings/seed-0/sft",
-                 "bookings/seed-0/grpo"):
-        running = st._start(plan, name, 1, lambda _: None)
-        assert running is not None and running.proc.wait(timeout=600) == 0, \
-            (plan.jobs[name].folder / "job.log").read_text()[-3000:]
-        assert st._finished(plan, name, running, lambda _: None)
+    st.claim_out(plan.root)
+    with st.holding(plan.root) as lock:
+        for name in ("bookings/gold", "bookings/gold-dataset", "bookings/seed-0/model", "bookings/seed-0/sft",
+                     "bookings/seed-0/grpo"):
+            running = st._start(plan, name, 1, lock)
+            assert running is not None and running.proc.wait(timeout=600) == 0, \
+                (plan.jobs[name].folder / "job.log").read_text()[-3000:]
+            assert st._finished(plan, name, running, lambda _: None)
     gold = plan.jobs["bookings/gold"]
     direct = plan.jobs["bookings/gold"].command()
     direct[direct.index("--out") + 1] = str(tmp_path / "direct")
