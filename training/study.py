@@ -39,7 +39,7 @@ from ..harness.errors import ConfigError, DataError
 from ..harness.io.files import field, parse_yaml, read_json, read_text
 from ..harness.results.store import write_atomic
 
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)  # "log" is a job.log handle below
 
 MARKER, FORMAT = ".mua-study", 1  # OUT's mark: unfinished job folders are cleared only below it
 LOCK = ".mua-study.lock"  # held by the running study and its jobs
@@ -540,7 +540,7 @@ def holding(out: Path) -> Iterator[int]:
         raise ConfigError(f"{out} is in use by another mua study (or a job of one is still ending): wait for it, "
                           "or use another --out") from None
     except OSError as e:  # a file system without locks (some network mounts): run, as before the lock existed
-        log.warning("%s: cannot lock it (%s); nothing stops a second study there", out / LOCK, e.strerror or e)
+        logger.warning("%s: cannot lock it (%s); nothing stops a second study there", out / LOCK, e.strerror or e)
     try:
         yield fd
     finally:
