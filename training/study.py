@@ -18,9 +18,7 @@ ones, and refuses a finished job whose command would now differ (other settings:
 from __future__ import annotations
 
 import copy
-import fcntl
 import json
-import logging
 import os
 import re
 import shutil
@@ -28,18 +26,16 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from dataclasses import field as default
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, ContextManager, Optional
 
 from ..harness.errors import ConfigError, DataError
 from ..harness.io.files import field, parse_yaml, read_json, read_text
+from ..harness.io.lock import exclusive
 from ..harness.results.store import write_atomic
-
-logger = logging.getLogger(__name__)  # "log" is a job.log handle below
 
 MARKER, FORMAT = ".mua-study", 1  # OUT's mark: unfinished job folders are cleared only below it
 LOCK = ".mua-study.lock"  # held by the running study and its jobs
@@ -528,23 +524,11 @@ def claim_out(out: Path) -> None:
     write_atomic(marker, f"format {FORMAT}\n")
 
 
-@contextmanager
-def holding(out: Path) -> Iterator[int]:
+def holding(out: Path) -> ContextManager[int]:
     """One study at a time in OUT: an exclusive lock on ``OUT/.mua-study.lock``, whose descriptor the jobs inherit,
     so it stays held while any of them runs. A second study there would clear the folders of jobs in flight."""
-    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        raise ConfigError(f"{out} is in use by another mua study (or a job of one is still ending): wait for it, "
-                          "or use another --out") from None
-    except OSError as e:  # a file system without locks (some network mounts): run, as before the lock existed
-        logger.warning("%s: cannot lock it (%s); nothing stops a second study there", out / LOCK, e.strerror or e)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
+    return exclusive(out / LOCK, f"{out} is in use by another mua study (or a job of one is still ending): wait "
+                                 "for it, or use another --out")
 
 
 def mua_command() -> list[str]:

@@ -185,12 +185,6 @@ class RunDir:
             return None
         return read_config(self.config)
 
-    def config_missing_but_results_present(self) -> bool:
-        """A folder with episodes or timings but no config.json is someone else's: never adopt it."""
-        if self.config.exists():
-            return False
-        return any(p.exists() and p.stat().st_size > 0 for p in (self.episodes, self.timings))
-
 
 def read_config(path: Path, required: tuple[str, ...] = ("benchmark",)) -> dict:
     """A run's config.json, its fields type-checked (:func:`check_config`): every failure is one ConfigError

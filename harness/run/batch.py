@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from ..errors import ConfigError
+from ..io.lock import exclusive
 from ..registry import open_benchmark
 from ..results.store import RunDir
 from .build import Models, open_model
@@ -50,15 +51,19 @@ async def run_eval(plan: RunPlan, out: Path, data_dir: Path, *, concurrency: int
         raise ConfigError(f"--out {run.path}: cannot create it ({e.strerror or e})") from None
     if not os.access(run.path, os.W_OK):
         raise ConfigError(f"--out {run.path}: not writable")
-    if run.config_missing_but_results_present():
-        raise ConfigError(f"--out {run.path} holds result files but no config.json: it was not written by "
-                          "`mua eval` (or its config was removed); mua will not adopt or rewrite it. Use "
-                          "another --out")
-    models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
-    try:
-        config = run_config(bench, plan, tasks, models, overrides)
-        check_resumable(run, config)  # the one "same run?" rule (plan.py), for `mua sweep` too
-        return await run_pending(PendingRun(bench, plan, tasks, run, config, models, on_play, concurrency, progress,
-                                            retry_errors, max_error_streak, stall_timeout_s))
-    finally:
-        await models.aclose()
+    busy = (f"--out {run.path} is in use by another mua eval (both would play the same episodes, and one would "
+            "lose the other's lines): wait for it, or use another --out")
+    with exclusive(run.path, busy):  # held until the final files are written
+        if not run.config.exists() and any(p.exists() and p.stat().st_size for p in (run.episodes, run.timings)):
+            raise ConfigError(f"--out {run.path} holds result files but no config.json: it was not written by "
+                              "`mua eval` (or its config was removed); mua will not adopt or rewrite it. Use "
+                              "another --out")
+        models = Models(agent=open_model(plan.agent), user=open_model(plan.user), judge=open_model(plan.judge))
+        try:
+            config = run_config(bench, plan, tasks, models, overrides)
+            check_resumable(run, config)  # the one "same run?" rule (plan.py), for `mua sweep` too
+            pending = PendingRun(bench, plan, tasks, run, config, models, on_play, concurrency, progress,
+                                 retry_errors, max_error_streak, stall_timeout_s)
+            return await run_pending(pending)
+        finally:
+            await models.aclose()

@@ -198,3 +198,18 @@ def test_run_written_before_metrics_declarations_resumes_and_gains_one(tmp_path)
     (out / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows[:-3]))
     assert run(out).ran == 3  # same run: resumed, not refused as "differs in: metrics"
     assert json.loads((out / "config.json").read_text())["metrics"] == declared
+
+
+def test_a_second_run_in_the_same_folder_is_refused_while_the_first_plays(tmp_path):
+    out = tmp_path / "r"
+
+    async def both():
+        return await asyncio.gather(run_eval(plan(), out, Path("."), progress=False),
+                                    run_eval(plan(), out, Path("."), progress=False), return_exceptions=True)
+
+    first, second = asyncio.run(both())
+    assert first.ran == 20
+    assert isinstance(second, ConfigError) and "in use by another mua eval" in str(second)
+    lines = (out / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 20 and len(read_jsonl(out / "episodes.jsonl")) == 20  # played once: no line twice
+    assert run(out).ran == 0  # the lock went with the first run

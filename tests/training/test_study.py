@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from mua.harness.errors import ConfigError, DataError
+from mua.harness.io import lock
 from mua.harness.results.stats import PairedTest
 from mua.training import study as st
 from mua.training import study_report as sr
@@ -326,7 +327,7 @@ def test_a_study_runs_where_the_file_system_has_no_locks(tmp_path, monkeypatch, 
     monkeypatch.setattr(st, "mua_command", lambda: [sys.executable, str(script)])
     def no_locks(fd: int, how: int) -> None:
         raise OSError(errno.ENOLCK, "No locks available")
-    monkeypatch.setattr(st.fcntl, "flock", no_locks)
+    monkeypatch.setattr(lock.fcntl, "flock", no_locks)
     assert st.run_plan(fake_plan(tmp_path), 2, 1, print) == []
     assert "cannot lock it (No locks available)" in caplog.text
 
