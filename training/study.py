@@ -25,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from dataclasses import field as default
@@ -32,6 +33,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Optional
 
+from ..harness.cli.signals import Terminated
 from ..harness.errors import ConfigError, DataError
 from ..harness.io.files import field, parse_yaml, read_json, read_text
 from ..harness.io.lock import exclusive
@@ -566,10 +568,17 @@ def _run_jobs(plan: Plan, todo: list[str], done: set[str], jobs: int, threads: i
     failed: list[str] = []
     running: dict[str, Running] = {}
     total, begun = len(todo), 0
-    own = signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, None)  # else the caller's (mua's) handler unwinds
-    previous = signal.signal(signal.SIGTERM, _terminated) if own else None
+    # Ctrl-C and SIGTERM are noted and acted on between steps: raised inside _start, they could leave a started
+    # job unregistered (never killed, holding the lock), and mua's 0.8 s exit timer would cut the reaping short
+    stop: list[int] = []
+    noted = (signal.SIGINT, signal.SIGTERM) if threading.current_thread() is threading.main_thread() else ()
+    previous = {s: signal.signal(s, lambda signum, frame: stop.append(signum)) for s in noted}
     try:
-        while todo or running:
+        while True:
+            if stop:
+                raise Terminated() if stop[0] == signal.SIGTERM else KeyboardInterrupt()
+            if not (todo or running):
+                break
             failed += [n for n in todo if any(a in failed for a in plan.jobs[n].after)]
             todo = [n for n in todo if n not in failed]
             ready = [n for n in todo if all(a in done for a in plan.jobs[n].after)]
@@ -588,21 +597,25 @@ def _run_jobs(plan: Plan, todo: list[str], done: set[str], jobs: int, threads: i
                 time.sleep(0.2)
                 _collect(plan, running, done, failed, say)
     finally:
-        if own:
-            signal.signal(signal.SIGTERM, previous)
         # interrupted: the next run clears and redoes every job in flight, so nothing they would save on SIGTERM
         # (mua train: a checkpoint at the next episode, a minute on SmolLM2) is of use. Killed, group and all, and
-        # reaped before the study exits (mua gives it under a second), none outlives it to write into the folder a
-        # resumed run has just cleared.
-        for r in running.values():
-            _signal(r.proc, signal.SIGKILL)
-        for name, r in running.items():
-            try:
-                r.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # stuck in the kernel (a dying disk): said, not waited on forever
-                say(f"study: {name}: pid {r.proc.pid} did not end when killed")
-            r.log.close()
+        # reaped before the study exits (signals stay noted, not acted on, until then), none outlives it to write
+        # into the folder a resumed run has just cleared.
+        _kill_and_reap(running, say)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return failed + todo
+
+
+def _kill_and_reap(running: dict[str, Running], say: Callable[[str], None]) -> None:
+    for r in running.values():
+        _signal(r.proc, signal.SIGKILL)
+    for name, r in running.items():
+        try:
+            r.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # stuck in the kernel (a dying disk): said, not waited on forever
+            say(f"study: {name}: pid {r.proc.pid} did not end when killed")
+        r.log.close()
 
 
 def finished_jobs(plan: Plan) -> set[str]:
@@ -632,10 +645,6 @@ def _collect(plan: Plan, running: dict[str, Running], done: set[str], failed: li
             done.add(name)
         else:
             failed.append(name)
-
-
-def _terminated(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt  # the finally of run_plan stops the jobs in flight
 
 
 def _start(plan: Plan, name: str, threads: int, lock: int) -> Optional[Running]:
