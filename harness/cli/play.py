@@ -10,6 +10,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..interfaces import Benchmark
 from ..io.data import resolve_data_dir
+from ..io.lock import exclusive
 from ..registry import open_benchmark
 from ..results.episodes import EpisodeRecord
 from ..results.store import RunDir
@@ -56,25 +57,35 @@ def run(args: argparse.Namespace) -> int:
     task = find_task(bench, args.task_id, args.subset)
     out = RunDir(Path(args.out) if args.out else _free(Path("results") / "play" / _slug(
         f"{bench.name}-{task.subset}-{task.id}-{args.side}")))
-    if out.config.exists() or (out.episodes.exists() and out.episodes.stat().st_size):
-        raise ConfigError(f"--out {out.path} already holds a run; give another --out")
     plan, overrides = planned(bench, _plan(args, bench, task))
-    terminal = Terminal()
-    # asyncio.run's own Ctrl-C handling only cancels the episode once the blocked input() returns; a handler of
-    # our own (asyncio then leaves it alone) makes Ctrl-C end the episode at once, even mid-line
-    previous = signal.signal(signal.SIGINT, _interrupt)
+    created = not out.path.exists()
     try:
-        record, config, player = asyncio.run(_play(bench, plan, overrides, task, terminal))
-    except (Abandoned, KeyboardInterrupt) as e:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while saying goodbye changes nothing
-        why = "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
-        terminal.say(f"\nmua play: episode abandoned ({why}); nothing written")
-        return 130 if isinstance(e, KeyboardInterrupt) else 1
+        out.path.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise ConfigError(f"--out {out.path}: cannot create it ({e.strerror or e})") from None
+    try:  # held from the check to the write: an eval started on this folder while the person types is refused
+        with exclusive(out.path, f"--out {out.path} is in use by another mua command: give another --out"):
+            if out.config.exists() or (out.episodes.exists() and out.episodes.stat().st_size):
+                raise ConfigError(f"--out {out.path} already holds a run; give another --out")
+            terminal = Terminal()
+            # asyncio.run's own Ctrl-C handling only cancels the episode once the blocked input() returns; a
+            # handler of our own (asyncio then leaves it alone) makes Ctrl-C end the episode at once, mid-line
+            previous = signal.signal(signal.SIGINT, _interrupt)
+            try:
+                record, config, player = asyncio.run(_play(bench, plan, overrides, task, terminal))
+            except (Abandoned, KeyboardInterrupt) as e:
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while saying goodbye: nothing
+                why = "interrupted" if isinstance(e, KeyboardInterrupt) else str(e)
+                terminal.say(f"\nmua play: episode abandoned ({why}); nothing written")
+                return 130 if isinstance(e, KeyboardInterrupt) else 1
+            finally:
+                signal.signal(signal.SIGINT, previous)
+            messages = [Message.from_dict(m) for m in record.messages]
+            player.catch_up(messages if args.side == "user" else agent_view(messages))
+            write_played(out, config, record)
     finally:
-        signal.signal(signal.SIGINT, previous)
-    messages = [Message.from_dict(m) for m in record.messages]
-    player.catch_up(messages if args.side == "user" else agent_view(messages))
-    write_played(out, config, record)
+        if created and out.path.is_dir() and not any(out.path.iterdir()):
+            out.path.rmdir()  # nothing played: the next play's default --out takes this name again
     if record.error is not None:  # a model endpoint failed (or a bug): recorded as `mua eval` records it
         terminal.say(f"\nepisode failed: {record.error}\nwritten to {out.episodes}")
         return 1

@@ -51,8 +51,8 @@ async def run_eval(plan: RunPlan, out: Path, data_dir: Path, *, concurrency: int
         raise ConfigError(f"--out {run.path}: cannot create it ({e.strerror or e})") from None
     if not os.access(run.path, os.W_OK):
         raise ConfigError(f"--out {run.path}: not writable")
-    busy = (f"--out {run.path} is in use by another mua eval (both would play the same episodes, and one would "
-            "lose the other's lines): wait for it, or use another --out")
+    busy = (f"--out {run.path} is in use by another mua eval or mua play (both would write episodes there, and "
+            "one would lose the other's lines): wait for it, or use another --out")
     with exclusive(run.path, busy):  # held until the final files are written
         if not run.config.exists() and any(p.exists() and p.stat().st_size for p in (run.episodes, run.timings)):
             raise ConfigError(f"--out {run.path} holds result files but no config.json: it was not written by "

@@ -10,6 +10,7 @@ import select
 import subprocess
 import sys
 import termios
+import threading
 import time
 from pathlib import Path
 
@@ -150,6 +151,34 @@ def test_tau2_retail_played_as_the_agent_with_the_gold_actions_passes(tmp_path, 
     assert code == 0 and "episode over: user_stop; reward 1.0" in out, out[-2000:]
     row = json.loads((tmp_path / "r" / "episodes.jsonl").read_text())
     assert row["reward"] == 1.0 and row["components"]["db"] == 1.0
+
+
+def test_an_eval_on_the_folder_of_a_play_in_progress_is_refused(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "played"
+    codes: list[int] = []
+    lines = iter(["What is your name? Where would you like to sit? At what time?", BOOK, "Your table is booked."])
+
+    def typing(prompt: str = "") -> str:
+        if not codes:  # mid-episode, someone starts an eval on the same folder (its own thread and loop)
+            other = threading.Thread(target=lambda: codes.append(main(
+                ["eval", "--benchmark", "pack", "--data-dir", str(PACK), "--agent", "gold", "--out", str(out)])))
+            other.start()
+            other.join()
+        return next(lines)
+
+    monkeypatch.setattr("builtins.input", typing)
+    code = main(["play", "pack", "book-010", "--data-dir", str(PACK), "--out", str(out)])
+    said = capsys.readouterr()
+    assert codes == [2] and f"--out {out} is in use by another mua eval or mua play" in said.err
+    assert code == 0 and "reward 1.0" in said.out
+    assert len((out / "episodes.jsonl").read_text().splitlines()) == 1  # the play's episode only
+
+
+def test_an_abandoned_play_leaves_no_folder_behind(tmp_path, monkeypatch):
+    scripted_input(monkeypatch, [])  # end of input at the first prompt
+    monkeypatch.chdir(tmp_path)
+    assert main(["play", "pack", "book-010", "--data-dir", str(PACK)]) == 1
+    assert not (tmp_path / "results" / "play" / "pack-tasks-book-010-agent").exists()
 
 
 @pytest.mark.parametrize("last", ["/stop", "Thanks! ###STOP###"])  # /stop, or the benchmark's own stop marker
