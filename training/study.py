@@ -586,11 +586,12 @@ def _run_jobs(plan: Plan, todo: list[str], done: set[str], jobs: int, threads: i
                 break  # nothing left can start
             for name in ready[:max(0, jobs - len(running))]:
                 todo.remove(name)
-                begun += 1
                 started = _start(plan, name, threads, lock)
-                if started is None:
-                    done.add(name)  # finished at once: what needs it is ready on the next round
+                if started is None:  # finished at once (a copy): no process, so no number
+                    done.add(name)  # what needs it is ready on the next round
+                    total -= 1
                 else:
+                    begun += 1
                     say(f"study: {name}: started (job {begun} of {total})")
                     running[name] = started
             if running:

@@ -215,6 +215,19 @@ def fake_plan(tmp_path: Path, tail: str = "") -> st.Plan:
     return plan
 
 
+def test_jobs_that_start_no_process_take_no_number(tmp_path, monkeypatch):
+    script = tmp_path / "fake_mua.py"
+    script.write_text(FAKE_MUA)
+    monkeypatch.setattr(st, "mua_command", lambda: [sys.executable, str(script)])
+    plan = st.Plan.__new__(st.Plan)
+    plan.root, plan.jobs = tmp_path / "out", {}
+    plan.add("copy", [], lambda: None, lambda out: out.mkdir(parents=True))
+    plan.add("b", ["copy"], lambda: ["run", "b", "--out", str(plan.jobs["b"].out)])
+    lines: list[str] = []
+    assert st.run_plan(plan, 1, 1, lines.append) == []
+    assert [line for line in lines if ": started" in line] == ["study: b: started (job 1 of 1)"]
+
+
 def test_the_runner_resumes_and_refuses_a_changed_command(tmp_path, monkeypatch):
     script = tmp_path / "fake_mua.py"
     script.write_text(FAKE_MUA)
