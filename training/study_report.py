@@ -325,11 +325,14 @@ def report(study: Study, plan: Plan, failed: list[str], say: Callable[[str], Non
         judged = [p for p in verdicts.values() if p is not None]
         learned = bool(judged) and all(p.learns for p in judged)
         beats = bool(judged) and all(p.beats == "PASS" for p in judged)
+        # too few seeds is not a pass, nor a FAIL: a pack that only lacks seeds must not read as beaten
+        beat_word = "PASS" if beats else "FAIL" if not judged or any(p.beats == "FAIL" for p in judged) \
+            else "NOT ENOUGH SEEDS"
         per = ", ".join(f"{name} {verdict_word(p.learns)}" for name, p in verdicts.items() if p is not None)
         per_beat = ", ".join(f"{name} {p.beats}" for name, p in verdicts.items() if p is not None)
         lines = [f"overall verdict: {verdict_word(learned and beats)}: learns {verdict_word(learned)}, beats "
-                 f"baselines {verdict_word(beats)}; PASS needs both on every pack",
-                 f"learns: {verdict_word(learned)} ({per})", f"beats baselines: {verdict_word(beats)} ({per_beat})"]
+                 f"baselines {beat_word}; PASS needs both on every pack",
+                 f"learns: {verdict_word(learned)} ({per})", f"beats baselines: {beat_word} ({per_beat})"]
         o.md.append("")
         for line in lines:
             o.say(line, f"**{line}**  ")

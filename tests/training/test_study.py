@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -414,6 +415,23 @@ def test_learning_without_beating_a_baseline_fails_and_fewer_than_five_seeds_is_
     assert verdict == sr.PackVerdict(True, "FAIL") and "beats baselines: FAIL: pooled over 5 seeds" in out
     verdict, out = judged(4, stages(), stages())
     assert verdict == sr.PackVerdict(True, "NOT ENOUGH SEEDS") and "(4 finished" in out
+
+
+def test_the_overall_verdict_says_not_enough_seeds_unless_a_pack_failed(tmp_path, monkeypatch):
+    monkeypatch.setattr(sr, "plot", lambda *a: None)
+
+    def overall(n_seeds: int, sampled: dict) -> tuple[int, str]:
+        study = st.load_study(STUDY, seeds=n_seeds, packs=["bookings"])
+        monkeypatch.setattr(sr, "gather", lambda *a: figures(n_seeds, stages(), sampled))
+        lines: list[str] = []
+        code = sr.report(study, SimpleNamespace(root=tmp_path), [], lines.append)
+        return code, "\n".join(lines)
+
+    code, out = overall(4, stages())  # learns on every seed, but four seeds are too few to judge the baselines
+    assert code == sr.BEATS_FAILED and "beats baselines: NOT ENOUGH SEEDS (bookings NOT ENOUGH SEEDS)" in out
+    assert "overall verdict: FAIL: learns PASS, beats baselines NOT ENOUGH SEEDS" in out
+    code, out = overall(5, stages(rft=HIGH))  # RFT as good as GRPO
+    assert code == sr.BEATS_FAILED and "beats baselines: FAIL (bookings FAIL)" in out
 
 
 def test_a_missing_stage_fails_its_seed():
