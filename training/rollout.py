@@ -215,9 +215,10 @@ def _user_turns(view: list[Message]) -> int:
     return sum(1 for m in view if m.role == "user" and m.content)
 
 
-def to_trl(outcomes: list[EpisodeOutcome], window_reach: Optional[int] = None) -> dict[str, list]:
+def to_trl(outcomes: list[EpisodeOutcome], window_reach: Optional[int] = None, played: int = 0) -> dict[str, list]:
     """The rollout function's return value: TRL's keys plus per-row fields for the reward function.
-    ``window_reach`` (training/window.py): each prompt without the head its completion's log-probs cannot see."""
+    ``window_reach`` (training/window.py): each prompt without the head its completion's log-probs cannot see;
+    ``played``: the episodes the rollout played to get these (more than these where groups were refilled)."""
     return {
         # Why: TRL re-reads prompt + completion only for the completion's log-probs, whose first one comes from the
         # prompt's last position; a windowed model's logits there cannot see more than `window_reach` tokens back,
@@ -233,7 +234,8 @@ def to_trl(outcomes: list[EpisodeOutcome], window_reach: Optional[int] = None) -
         "episode_stats": [{"turns": o.turns, "agent_turns": o.agent_turns, "clipped_turns": o.clipped_turns,
                            "generated_tokens": o.generated_tokens, "truncated": o.truncated,
                            "incomplete": o.incomplete, "passed": o.passed, "policy_tokens": o.policy_tokens,
-                           "termination": o.termination, "error": o.error} for o in outcomes],
+                           "termination": o.termination, "error": o.error,
+                           "played": max(played, len(outcomes))} for o in outcomes],
     }
 
 
@@ -252,6 +254,8 @@ def episode_reward(prompts, completions, episode_reward=None, episode_stats=None
         log_metric("episode/truncated", sum(s["truncated"] for s in episode_stats) / n)
         log_metric("episode/errors", sum(s["error"] is not None for s in episode_stats) / n)
         log_metric("episode/incomplete_score", sum(bool(s.get("incomplete")) for s in episode_stats) / n)
+        # what dynamic sampling and tree rollouts cost: a baseline given "the same episodes" needs this count
+        log_metric("episode/played", max(s.get("played", n) for s in episode_stats))
     return list(episode_reward)
 
 
@@ -335,6 +339,7 @@ class RolloutFunc:
         self.samples_per_step, self.progress = samples_per_step, progress
         self.dynamic_sampling, self.group = dynamic_sampling, group  # refill rounds (0: off), episodes per group
         self.refilled = 0  # groups replaced at the last rollout
+        self.played = 0  # episodes the last rollout played: its batch plus every refill and branch round
         self.interrupt: Any = None  # a SaveOnInterrupt: its ``requested`` abandons the rollout in progress
         self.backend: Any = None  # built on the first rollout
         self._round: tuple[int, int] = (-1, 0)  # (global step, rollouts made at that step)
@@ -379,6 +384,7 @@ class RolloutFunc:
         POLL_S: the episodes in flight are cancelled)."""
         from tqdm.auto import tqdm
 
+        self.played += len(jobs)
         bar = tqdm(total=len(jobs), desc=f"rollout {label}", unit="ep", leave=False, disable=not show,
                    dynamic_ncols=True)
         play = asyncio.ensure_future(self.player.play_all(jobs, on_done=lambda: bar.update(1)))
@@ -459,6 +465,7 @@ class RolloutFunc:
         jobs = [(key, derive_seed(seed, "policy", key, round_id, rank, i), derive_seed(seed, "user", key, round_id))
                 for i, key in enumerate(prompts)]
         show = self.progress and trainer.accelerator.is_main_process
+        self.played = 0
         with self.backend.session():
             played = self._run(self._play(jobs, f"step {step + 1}", show))
             if played is not None and self.dynamic_sampling and self.group > 1:
@@ -490,4 +497,4 @@ class RolloutFunc:
                                  f"reason: {why}), so there is nothing to train on; see the step's episodes in "
                                  f"{Path(trainer.args.output_dir) / 'samples'}. The run is kept up to its last "
                                  "checkpoint")
-        return to_trl(outcomes, reach(getattr(getattr(trainer, "model", None), "config", None)))
+        return to_trl(outcomes, reach(getattr(getattr(trainer, "model", None), "config", None)), self.played)

@@ -295,6 +295,24 @@ def test_dynamic_sampling_replaces_groups_without_a_reward_spread_and_keeps_the_
     assert refill_groups(batch, 2, ["e"], 0, play) == (batch, 0)
 
 
+def test_the_episodes_a_rollout_played_are_logged_refills_included(tiny_tokenizer, stop_ids, tmp_path):
+    """The scripted agent passes task 0 only, so every group is flat: two refill rounds play a group of 2 each from
+    the spare tasks 1 and 2, and the step logs 6 episodes played for the 2 it trains on."""
+    def played(dynamic_sampling):
+        func, trainer, _, _ = _rollout(tiny_tokenizer, stop_ids, [CALL, "Done."], tmp_path=tmp_path,
+                                       incomplete="keep")
+        func.dynamic_sampling, func.group = dynamic_sampling, 2
+        out = func(["easy/0", "easy/0"], trainer)
+        func.close()
+        logged = {}
+        episode_reward(["a", "a"], ["", ""], episode_reward=out["episode_reward"], episode_stats=out["episode_stats"],
+                       log_metric=lambda k, v: logged.__setitem__(k, v))
+        return len(out["episode_reward"]), logged["episode/played"]
+
+    assert played(0) == (2, 2)
+    assert played(2) == (2, 6)
+
+
 def test_the_rollout_refills_from_train_tasks_outside_the_batch_with_a_group_of_episodes_each():
     from mua.training.rollout import RolloutFunc
 
