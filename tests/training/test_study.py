@@ -69,6 +69,16 @@ def test_every_study_file_in_the_repository_loads_and_plans(path, tmp_path):
         assert all(a.episodes is None or a.episodes >= 1 for a in study.arms.values())
 
 
+def test_the_grpo_tuning_study_reuses_every_job_it_shares_with_the_smollm2_study(tmp_path):
+    """Its header says an OUT of smollm2.yaml is reused as it is: each job both files declare has one command."""
+    studies = ROOT / "training" / "studies"
+    base = st.Plan(st.load_study(studies / "smollm2.yaml"), tmp_path)
+    tune = st.Plan(st.load_study(studies / "tune-grpo-smollm2.yaml"), tmp_path)
+    shared = [n for n in tune.jobs if n in base.jobs and not n.endswith("-dataset")]  # those read a finished run
+    assert {"model-import", "refills/seed-0/sft", "refills/seed-0/grpo", "refills/seed-0/rft"} <= set(shared)
+    assert [n for n in shared if tune.jobs[n].command() != base.jobs[n].command()] == []
+
+
 @pytest.mark.parametrize("text, said", [
     ("benchmark: pack\npacks: {b: /nonexistent}\nmodel: {tiny: {}}\narms: {g: {train: {}}}",
      "packs.b: /nonexistent is not a folder"),
