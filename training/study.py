@@ -265,6 +265,10 @@ def _rft_episodes(spec: dict, declared: dict, at: str) -> int:
                 not isinstance(other.get("batch_size"), int):
             raise DataError(f"{at}.episodes_of: the arm {source!r} must set train.max_steps and train.batch_size "
                             "(its episode budget)")
+        if other.get("dynamic_sampling") or other.get("tree_rollouts"):  # refill rounds play more than that
+            raise DataError(f"{at}.episodes_of: the arm {source!r} plays more episodes than max_steps x batch_size "
+                            "(dynamic_sampling or tree_rollouts); give 'episodes': the sum of that arm's "
+                            "episode/played in its metrics.jsonl")
         episodes = other["max_steps"] * other["batch_size"]
     if not isinstance(episodes, int) or isinstance(episodes, bool) or episodes < 1:
         raise DataError(f"{at}: an RFT arm needs 'episodes' (a whole number) or 'episodes_of' (an arm)")

@@ -87,6 +87,8 @@ def test_the_grpo_tuning_study_reuses_every_job_it_shares_with_the_smollm2_study
     (MINIMAL + "colour: red\n", "unknown field(s) colour"),
     (MINIMAL.replace("episodes_of: grpo", "train: {}"), "arms.rft: give one of 'train'"),
     (MINIMAL.replace("episodes_of: grpo", "episodes_of: nothing"), "arms.rft.episodes_of"),
+    (MINIMAL.replace("loss_type: dr_grpo", "dynamic_sampling: 2"), "arms.rft.episodes_of: the arm 'grpo' plays more"),
+    (MINIMAL.replace("loss_type: dr_grpo", "tree_rollouts: 1"), "give 'episodes': the sum of that arm's episode/pl"),
     (MINIMAL.replace("baselines: [rft]", "baselines: [rtf]"), "verdict names rtf"),
     (MINIMAL.replace("model: {tiny: {hidden_size: 32}}", "model: {}"), "model should have one of"),
     ("arms: [1, 2", "not valid YAML"),
